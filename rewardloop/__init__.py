@@ -1,0 +1,8 @@
+"""rewardloop: learn a reward function and a controller for a simulated body from a description of a motion."""
+
+import os as _os
+
+if "MUJOCO_GL" not in _os.environ and not _os.environ.get("DISPLAY"):
+    _os.environ["MUJOCO_GL"] = "egl"  # offscreen rendering on headless machines; must precede `import mujoco`
+
+__version__ = "0.1.0"

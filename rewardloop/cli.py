@@ -1,0 +1,161 @@
+"""The `rewardloop` command line. Bad input prints one line and exits with code 2; never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from rewardloop.errors import UserError
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"rewardloop: error: {message} (see `{self.prog} --help`)\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def _scene_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--body", default="humanoid", help="body name (see `rewardloop bodies`)")
+    parser.add_argument("--terrain", default="flat", help="flat, slope, rough or stairs")
+    parser.add_argument("--slope", type=float, default=5.0, help="slope incline in degrees")
+    parser.add_argument("--roughness", type=float, default=0.04, help="rough terrain bump height in m")
+    parser.add_argument("--terrain-seed", type=int, default=0, help="rough terrain pattern seed")
+    parser.add_argument("--step-height", type=float, default=0.08, help="stairs rise in m")
+    parser.add_argument("--injury", action="append", default=[], metavar="GROUP=FACTOR",
+                        help="weaken a muscle group, e.g. left_plantarflexors=0.3 (repeatable)")
+
+
+def scene_from_args(args: argparse.Namespace):  # -> Scene
+    """The Scene the scene arguments describe."""
+    from rewardloop.sim.scene import Scene
+    from rewardloop.sim.terrain import Terrain
+
+    terrain = Terrain(kind=args.terrain, slope_deg=args.slope, roughness=args.roughness,
+                      seed=args.terrain_seed, step_height=args.step_height)
+    return Scene(body=args.body, terrain=terrain, injury=tuple(_parse_injury(i) for i in args.injury))
+
+
+def _parse_injury(text: str) -> tuple[str, float]:
+    group, sep, factor = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return group.strip(), float(factor)
+    except ValueError:
+        raise UserError(f"--injury takes GROUP=FACTOR, e.g. left_plantarflexors=0.3; got {text!r}") from None
+
+
+def cmd_bodies(args: argparse.Namespace) -> None:
+    """List bodies with their size and measured speed."""
+    from rewardloop.sim.bodies import BODIES
+    from rewardloop.sim.measure import measure_body
+
+    print(f"{'body':<12} {'kind':<7} {'dof':>4} {'actuators':>9} {'muscles':>7} {'step ms':>7} {'steps/s':>8}  summary")
+    for name, body in BODIES.items():
+        if args.fast and name == "myofullbody":
+            continue
+        m = measure_body(name, seconds=0.0 if args.fast else 0.5)
+        speed = f"{m.steps_per_second:8.0f}" if m.steps_per_second else f"{'-':>8}"
+        print(f"{name:<12} {body.actuator_kind:<7} {m.dof:>4} {m.actuators:>9} {m.muscles:>7} "
+              f"{m.timestep * 1000:>7.1f} {speed}  {body.summary}")
+
+
+def cmd_features(args: argparse.Namespace) -> None:
+    """Print the feature reference table."""
+    from rewardloop.sim.features import reference_table
+
+    print(reference_table())
+
+
+def cmd_render(args: argparse.Namespace) -> None:
+    """Render a saved trajectory or a zero/random controller's rollout to video and a contact sheet."""
+    from rewardloop.sim.render import RenderConfig, contact_sheet, render, write_video
+    from rewardloop.sim.rollout import Rollouts, Simulator, random_controls, zero_controls
+    from rewardloop.sim.scene import compile_scene
+
+    config = RenderConfig(width=args.width, height=args.height, fps=args.fps, views=tuple(args.views.split(",")))
+    scene = compile_scene(scene_from_args(args))
+    if args.trajectory:
+        rollouts = Rollouts.load(args.trajectory)
+    else:
+        nstep = max(1, round(args.duration / scene.dt))
+        make = {"zero": lambda: zero_controls(scene, 1, nstep),
+                "random": lambda: random_controls(scene, 1, nstep, seed=args.seed)}
+        if args.controller not in make:
+            raise UserError(f"unknown controller {args.controller!r}; choose one of: random, zero")
+        with Simulator(scene, nthread=1) as sim:
+            rollouts = sim.open_loop(make[args.controller]())
+    if rollouts.state.shape[-1] != scene.nstate:
+        raise UserError(f"{args.trajectory} was recorded in a different scene (state size "
+                        f"{rollouts.state.shape[-1]}, {scene.scene.describe()} has {scene.nstate})")
+    frames = render(scene, rollouts.states_with_initial(0), config)
+    video = write_video(frames, args.out)
+    print(f"video: {video} ({len(frames.images)} frames)")
+    if args.sheet:
+        print(f"contact sheet: {contact_sheet(frames, args.sheet)}")
+
+
+def cmd_demo(args: argparse.Namespace) -> None:
+    """The offline main job (for now: render a rollout of a body to a video)."""
+    start = time.monotonic()
+    out = Path(args.out)
+    ns = argparse.Namespace(body="humanoid", terrain="rough", slope=5.0, roughness=0.04, terrain_seed=0,
+                            step_height=0.08, injury=[], trajectory=None, duration=3.0, controller="random",
+                            seed=0, width=320, height=240, fps=20, views="side,front",
+                            out=str(out / "demo.mp4"), sheet=str(out / "demo.png"))
+    cmd_render(ns)
+    print(f"done in {time.monotonic() - start:.1f} s")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="rewardloop", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands: dict[str, tuple[Callable[[argparse.Namespace], None], argparse.ArgumentParser]] = {}
+
+    def add(name: str, handler: Callable[[argparse.Namespace], None]) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=handler.__doc__, description=handler.__doc__)
+        p.set_defaults(handler=handler)
+        commands[name] = (handler, p)
+        return p
+
+    add("bodies", cmd_bodies).add_argument("--fast", action="store_true", help="skip timing and the heavy body")
+    add("features", cmd_features)
+    render = add("render", cmd_render)
+    _scene_arguments(render)
+    render.add_argument("--trajectory", help="a saved trajectory (.npz); default: roll out --controller")
+    render.add_argument("--controller", default="random", help="zero or random (without --trajectory)")
+    render.add_argument("--duration", type=float, default=2.0, help="seconds to simulate")
+    render.add_argument("--seed", type=int, default=0)
+    render.add_argument("--views", default="side", help="comma-separated: side, front, back, top")
+    render.add_argument("--width", type=int, default=320)
+    render.add_argument("--height", type=int, default=240)
+    render.add_argument("--fps", type=int, default=20)
+    render.add_argument("--out", default="out/render.mp4", help=".mp4 or .gif")
+    render.add_argument("--sheet", help="also write a keyframe contact sheet (.png)")
+    add("demo", cmd_demo).add_argument("--out", default="out", help="output directory")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        args.handler(args)
+    except UserError as error:
+        sys.stderr.write(f"rewardloop: error: {error}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("rewardloop: interrupted\n")
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

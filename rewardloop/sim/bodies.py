@@ -1,0 +1,223 @@
+"""Bodies: MuJoCo models with a semantic map of named parts.
+
+Every body maps the same semantic names (pelvis, torso, head; left/right foot, heel, toe; hip, knee and ankle
+joints) onto its own MJCF names, so reward code written against those names transfers across bodies.
+Joint angles are re-signed so that the same number means the same motion on every body:
+hip_flexion > 0 swings the thigh forward, knee_flexion > 0 bends the knee (0 is straight),
+ankle_dorsiflexion > 0 lifts the toes, hip_adduction > 0 moves the thigh towards the midline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import mujoco
+
+from rewardloop.errors import unknown_name
+
+SIDES = ("left", "right")
+"""The two sides, in the order features and reports use."""
+
+SEMANTIC_JOINTS = ("hip_flexion", "hip_adduction", "hip_rotation", "knee_flexion", "ankle_dorsiflexion")
+"""Per-side joint names every body provides."""
+
+
+@dataclass(frozen=True)
+class JointRef:
+    """A semantic joint: which MJCF joint it reads and the sign that makes it follow our convention."""
+
+    mjcf: str
+    """Joint name in the body's MJCF."""
+    sign: float = 1.0
+    """Multiply the MJCF angle by this to get the semantic angle."""
+
+
+@dataclass(frozen=True)
+class PointRef:
+    """A named point fixed in a body (a heel or a toe)."""
+
+    body: str
+    """MJCF body the point moves with."""
+    pos: tuple[float, float, float]
+    """Position in that body's frame (m)."""
+
+
+@dataclass(frozen=True)
+class Body:
+    """A simulated body: where its model comes from and how its parts map onto semantic names."""
+
+    name: str
+    """Registry name, e.g. 'humanoid'."""
+    summary: str
+    """One line for `rewardloop bodies`."""
+    actuator_kind: Literal["torque", "muscle"]
+    """Whether actuators are torque motors or muscles."""
+    load_spec: Callable[[], mujoco.MjSpec]
+    """Returns a fresh, editable MjSpec of the body (its own floor included; scenes remove it)."""
+    root: str
+    """MJCF body carrying the free joint."""
+    pelvis: str
+    """MJCF body of the pelvis."""
+    torso: str
+    """MJCF body of the torso (chest)."""
+    head: str
+    """MJCF body of the head."""
+    feet: dict[str, str]
+    """Side -> MJCF body whose subtree is the foot (all of it touches the ground)."""
+    heels: dict[str, PointRef]
+    """Side -> heel point."""
+    toes: dict[str, PointRef]
+    """Side -> toe point."""
+    joints: dict[str, JointRef]
+    """'left_knee_flexion' etc. -> MJCF joint and sign, for every side x SEMANTIC_JOINTS."""
+    sole_offset: float
+    """Height of the heel and toe points above the ground when the body stands on it (m)."""
+    yaw: float = 0.0
+    """Rotation about z applied to the standing pose so that the body faces +x (rad)."""
+    keyframe: str | None = None
+    """Keyframe holding the standing pose; None uses qpos0."""
+    muscle_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Injury groups: name -> actuator names it weakens. Torque bodies use joint groups of motors."""
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence MuJoCo's C-level compiler warnings (printed straight to file descriptor 2)."""
+    saved = os.dup(2)
+    with open(os.devnull, "w") as devnull:
+        os.dup2(devnull.fileno(), 2)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _humanoid_spec() -> mujoco.MjSpec:
+    import dm_control
+
+    path = Path(dm_control.__file__).parent / "suite" / "humanoid.xml"
+    return mujoco.MjSpec.from_file(str(path))
+
+
+def _myo_spec(name: str) -> Callable[[], mujoco.MjSpec]:
+    def load() -> mujoco.MjSpec:
+        import myo_sim
+
+        with _quiet_stderr():
+            return myo_sim.load_spec(name, build_kwargs={"postures": True})
+
+    return load
+
+
+def _sided_joints(pattern: dict[str, tuple[str, float]]) -> dict[str, JointRef]:
+    """Expand {'knee_flexion': ('{side}_knee', -1)} over both sides; {s}/{side} is replaced."""
+    joints = {}
+    for side in SIDES:
+        for semantic, (mjcf, sign) in pattern.items():
+            joints[f"{side}_{semantic}"] = JointRef(mjcf.format(side=side, s=side[0]), sign)
+    return joints
+
+
+def _sided_groups(groups: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Expand muscle groups over sides: 'plantarflexors' -> 'left_plantarflexors', 'right_...', and both."""
+    out: dict[str, tuple[str, ...]] = {}
+    for group, names in groups.items():
+        for side in SIDES:
+            out[f"{side}_{group}"] = tuple(n.format(s=side[0], side=side) for n in names)
+        out[group] = out[f"left_{group}"] + out[f"right_{group}"]
+    return out
+
+
+_MYOLEG_MUSCLES = {
+    "plantarflexors": ("soleus_{s}", "gasmed_{s}", "gaslat_{s}", "tibpost_{s}", "fdl_{s}", "fhl_{s}",
+                       "perbrev_{s}", "perlong_{s}"),
+    "dorsiflexors": ("tibant_{s}", "edl_{s}", "ehl_{s}"),
+    "quadriceps": ("recfem_{s}", "vasint_{s}", "vaslat_{s}", "vasmed_{s}"),
+    "hamstrings": ("bflh_{s}", "bfsh_{s}", "semimem_{s}", "semiten_{s}"),
+    "gluteals": ("glmax1_{s}", "glmax2_{s}", "glmax3_{s}", "glmed1_{s}", "glmed2_{s}", "glmed3_{s}",
+                 "glmin1_{s}", "glmin2_{s}", "glmin3_{s}"),
+    "hip_flexors": ("iliacus_{s}", "psoas_{s}", "sart_{s}", "tfl_{s}"),
+    "adductors": ("addbrev_{s}", "addlong_{s}", "addmagDist_{s}", "addmagIsch_{s}", "addmagMid_{s}",
+                  "addmagProx_{s}", "grac_{s}"),
+}
+
+_MYO_COMMON = dict(
+    actuator_kind="muscle",
+    root="Full Body",
+    pelvis="pelvis",
+    torso="torso",
+    head="head",
+    feet={side: f"talus_{side[0]}" for side in SIDES},
+    heels={side: PointRef(f"calcn_{side[0]}", (0.0, 0.0, 0.0)) for side in SIDES},
+    toes={side: PointRef(f"toes_{side[0]}", (0.0, 0.0, 0.0)) for side in SIDES},
+    joints=_sided_joints({
+        "hip_flexion": ("hip_flexion_{s}", 1.0),
+        "hip_adduction": ("hip_adduction_{s}", 1.0),
+        "hip_rotation": ("hip_rotation_{s}", 1.0),
+        "knee_flexion": ("knee_angle_{s}", 1.0),
+        "ankle_dorsiflexion": ("ankle_angle_{s}", 1.0),
+    }),
+    sole_offset=0.035,
+    yaw=1.5707963267948966,  # myo-sim models face -y; turn them to face +x
+    keyframe="standing",
+    muscle_groups=_sided_groups(_MYOLEG_MUSCLES),
+)
+
+BODIES: dict[str, Body] = {
+    "humanoid": Body(
+        name="humanoid",
+        summary="dm_control suite humanoid, 21 torque motors, 5 ms step",
+        actuator_kind="torque",
+        load_spec=_humanoid_spec,
+        root="torso",
+        pelvis="pelvis",
+        torso="torso",
+        head="head",
+        feet={side: f"{side}_foot" for side in SIDES},
+        heels={side: PointRef(f"{side}_foot", (-0.07, 0.0, 0.0)) for side in SIDES},
+        toes={side: PointRef(f"{side}_foot", (0.14, 0.0, 0.0)) for side in SIDES},
+        joints=_sided_joints({
+            "hip_flexion": ("{side}_hip_y", -1.0),
+            "hip_adduction": ("{side}_hip_x", 1.0),
+            "hip_rotation": ("{side}_hip_z", 1.0),
+            "knee_flexion": ("{side}_knee", -1.0),
+            "ankle_dorsiflexion": ("{side}_ankle_y", -1.0),
+        }),
+        sole_offset=0.027,
+        muscle_groups=_sided_groups({
+            "hip": ("{side}_hip_x", "{side}_hip_y", "{side}_hip_z"),
+            "knee": ("{side}_knee",),
+            "ankle": ("{side}_ankle_x", "{side}_ankle_y"),
+            "arm": ("{side}_shoulder1", "{side}_shoulder2", "{side}_elbow"),
+        }),
+    ),
+    "myolegs": Body(
+        name="myolegs",
+        summary="MyoSuite legs on a passive torso, 80 muscles, 2 ms step (myo-sim)",
+        load_spec=_myo_spec("myolegs"),
+        **_MYO_COMMON,  # type: ignore[arg-type]
+    ),
+    "myofullbody": Body(
+        name="myofullbody",
+        summary="MyoSuite full body, 416 muscles, 2 ms step (myo-sim); the heavy option",
+        load_spec=_myo_spec("myofullbody"),
+        **_MYO_COMMON,  # type: ignore[arg-type]
+    ),
+}
+"""Every body rewardloop can simulate, by registry name."""
+
+
+def get_body(name: str) -> Body:
+    """The registered body called `name`; a UserError listing the valid names otherwise."""
+    if name not in BODIES:
+        raise unknown_name("body", name, BODIES)
+    return BODIES[name]

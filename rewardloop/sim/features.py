@@ -1,0 +1,257 @@
+"""Features: the named, documented arrays that reward code reads, computed from a batch of rollouts.
+
+Every array feature has shape [B, T] or [B, T, k]: B trajectories, T samples, one per physics step.
+Sample t describes the state *before* step t and the control applied during it, so `time[:, 0]` is the
+initial time. World frame: z up, the body starts at the origin facing +x. Semantic names are the same on
+every body (see `rewardloop.sim.bodies`), so a reward written against them transfers across bodies.
+`reference_table()` renders FEATURES as the API reference pasted into a designer model's prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from rewardloop.errors import UserError
+from rewardloop.sim.bodies import SEMANTIC_JOINTS, SIDES
+from rewardloop.sim.scene import CompiledScene
+
+
+@dataclass(frozen=True)
+class FeatureDoc:
+    """One entry of the vocabulary."""
+
+    shape: str
+    """Shape, e.g. '[B, T, 3]'."""
+    units: str
+    """SI units, or '-' for unitless."""
+    meaning: str
+    """What it measures, in a sentence."""
+
+
+def _vocabulary() -> dict[str, FeatureDoc]:
+    v = {
+        "time": FeatureDoc("[B, T]", "s", "simulation time of each sample"),
+        "root_pos": FeatureDoc("[B, T, 3]", "m", "pelvis position (the root of locomotion)"),
+        "root_vel": FeatureDoc("[B, T, 3]", "m/s", "pelvis linear velocity"),
+        "root_height": FeatureDoc("[B, T]", "m", "pelvis height above the ground below it"),
+        "forward_vel": FeatureDoc("[B, T]", "m/s", "pelvis velocity along the current heading (+ is forward)"),
+        "lateral_vel": FeatureDoc("[B, T]", "m/s", "pelvis velocity to the body's left of the heading"),
+        "com_pos": FeatureDoc("[B, T, 3]", "m", "whole-body centre of mass"),
+        "com_vel": FeatureDoc("[B, T, 3]", "m/s", "whole-body centre-of-mass velocity"),
+        "com_height": FeatureDoc("[B, T]", "m", "centre-of-mass height above the ground below it"),
+        "heading": FeatureDoc("[B, T]", "rad",
+                              "yaw of the pelvis forward axis, 0 = +x, + = turned left; unwrapped"),
+        "yaw_rate": FeatureDoc("[B, T]", "rad/s", "pelvis angular velocity about world z (+ = turning left)"),
+        "torso_pos": FeatureDoc("[B, T, 3]", "m", "torso (chest) position"),
+        "head_pos": FeatureDoc("[B, T, 3]", "m", "head position"),
+        "head_height": FeatureDoc("[B, T]", "m", "head height above the ground below it"),
+        "ctrl": FeatureDoc("[B, T, nu]", "-",
+                           "actuator controls (muscle excitations in [0, 1] or motor commands)"),
+        "actuator_force": FeatureDoc("[B, T, nu]", "N or N·m", "force or torque each actuator produces"),
+        "muscle_activation": FeatureDoc("[B, T, nm]", "-", "muscle activations in [0, 1]; nm = 0 on torque bodies"),
+        "nonfoot_contact": FeatureDoc("[B, T]", "count",
+                                      "contacts between non-foot parts and the ground (falls, knees, hands)"),
+    }
+    for part in ("pelvis", "torso", "head"):
+        v[f"{part}_up"] = FeatureDoc("[B, T, 3]", "-", f"unit vector of the {part}'s up axis; (0, 0, 1) when upright")
+        v[f"{part}_forward"] = FeatureDoc("[B, T, 3]", "-", f"unit vector the {part} faces; (1, 0, 0) at the start")
+    for side in SIDES:
+        for joint in SEMANTIC_JOINTS:
+            meaning = f"{side} {joint.replace('_', ' ')} angle ({_SIGN_NOTE[joint]})"
+            v[f"{side}_{joint}"] = FeatureDoc("[B, T]", "rad", meaning)
+            v[f"{side}_{joint}_vel"] = FeatureDoc("[B, T]", "rad/s", f"rate of {side}_{joint}")
+        v[f"{side}_heel_pos"] = FeatureDoc("[B, T, 3]", "m", f"{side} heel position")
+        v[f"{side}_toe_pos"] = FeatureDoc("[B, T, 3]", "m", f"{side} toe position")
+        v[f"{side}_foot_pos"] = FeatureDoc("[B, T, 3]", "m", f"{side} foot position (midpoint of heel and toe)")
+        v[f"{side}_foot_vel"] = FeatureDoc("[B, T, 3]", "m/s", f"{side} foot velocity (mean of heel and toe)")
+        v[f"{side}_foot_height"] = FeatureDoc("[B, T]", "m",
+                                              f"{side} sole clearance above the ground (0 when standing)")
+        v[f"{side}_foot_contact"] = FeatureDoc("[B, T]", "0/1", f"1 when the {side} foot touches the ground")
+        v[f"{side}_foot_force"] = FeatureDoc("[B, T]", "N",
+                                             f"magnitude of the ground reaction force on the {side} foot")
+    return v
+
+
+_SIGN_NOTE = {
+    "hip_flexion": "+ swings the thigh forward",
+    "hip_adduction": "+ moves the thigh towards the midline",
+    "hip_rotation": "+ rotates the thigh inwards",
+    "knee_flexion": "0 is straight, + is bent",
+    "ankle_dorsiflexion": "+ lifts the toes",
+}
+
+FEATURES: dict[str, FeatureDoc] = _vocabulary()
+"""The whole vocabulary: name -> shape, units, meaning."""
+
+SCALARS: dict[str, FeatureDoc] = {
+    "dt": FeatureDoc("scalar", "s", "time between samples (the physics timestep)"),
+    "mass": FeatureDoc("scalar", "kg", "total body mass"),
+    "weight": FeatureDoc("scalar", "N", "body weight, mass × 9.81; divide forces by it to normalise"),
+    "standing_height": FeatureDoc("scalar", "m", "root_height of the standing pose at the start"),
+}
+"""Per-body constants available as attributes beside the arrays."""
+
+
+def reference_table() -> str:
+    """The vocabulary as a Markdown table (name | shape | units | meaning) for prompts and docs."""
+    rows = ["| name | shape | units | meaning |", "|---|---|---|---|"]
+    for name, doc in {**FEATURES, **SCALARS}.items():
+        rows.append(f"| `{name}` | {doc.shape} | {doc.units} | {doc.meaning} |")
+    return "\n".join(rows)
+
+
+class Features(Mapping[str, np.ndarray]):
+    """Read-only named arrays, by attribute (`f.root_pos`) or key (`f["root_pos"]`)."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], scalars: dict[str, float]):
+        for array in arrays.values():
+            array.setflags(write=False)
+        self._arrays = arrays
+        self._scalars = scalars
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        try:
+            return self._arrays[name]
+        except KeyError:
+            raise KeyError(f"no feature {name!r}; features are: {', '.join(self._arrays)}") from None
+
+    def __getattr__(self, name: str) -> np.ndarray | float:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in self._scalars:
+            return self._scalars[name]
+        try:
+            return self._arrays[name]
+        except KeyError:
+            raise AttributeError(f"no feature {name!r}; see the feature reference for valid names") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._arrays)
+
+    def __len__(self) -> int:
+        return len(self._arrays)
+
+    @property
+    def scalars(self) -> dict[str, float]:
+        return dict(self._scalars)
+
+    @property
+    def batch_shape(self) -> tuple[int, int]:
+        """(B, T)."""
+        return self._arrays["time"].shape  # type: ignore[return-value]
+
+    def slice(self, index: slice | np.ndarray) -> Features:
+        """Features of a subset of the batch (index along B)."""
+        return Features({k: a[index] for k, a in self._arrays.items()}, self._scalars)
+
+
+def compute_features(scene: CompiledScene, initial_state: np.ndarray, state: np.ndarray,
+                     sensordata: np.ndarray, control: np.ndarray) -> Features:
+    """Features of a batch of rollouts.
+
+    Args:
+      scene: the compiled scene the rollouts ran in.
+      initial_state: [B, nstate] state each rollout started from.
+      state: [B, T, nstate] state after each step.
+      sensordata: [B, T, nsensor] sensors computed during each step (of the state before it).
+      control: [B, T, nu] controls applied at each step.
+    """
+    if state.ndim != 3 or sensordata.shape[:2] != state.shape[:2] or control.shape[:2] != state.shape[:2]:
+        raise UserError("state, sensordata and control must share their leading [B, T] shape")
+    before = np.concatenate([initial_state[:, None, :], state[:, :-1, :]], axis=1)
+    sense = _SensorReader(scene, sensordata)
+    arrays: dict[str, np.ndarray] = {"time": before[..., 0].copy()}
+    arrays.update(_body_features(scene, sense))
+    arrays.update(_joint_features(scene, before))
+    arrays.update(_foot_features(scene, sense))
+    arrays.update(_actuator_features(scene, sense, before, control))
+    return Features(arrays, _scalars(scene))
+
+
+class _SensorReader:
+    def __init__(self, scene: CompiledScene, sensordata: np.ndarray):
+        self.layout, self.data = scene.layout.sensors, sensordata
+
+    def __call__(self, name: str) -> np.ndarray:
+        adr, dim = self.layout[name]
+        out = self.data[..., adr : adr + dim]
+        return out[..., 0] if dim == 1 else out
+
+
+def _height_above_ground(scene: CompiledScene, pos: np.ndarray) -> np.ndarray:
+    """[..., 3] positions -> [...] height above the terrain below them (m)."""
+    return pos[..., 2] - scene.scene.terrain.height(pos[..., 0], pos[..., 1])
+
+
+def _body_features(scene: CompiledScene, sense: _SensorReader) -> dict[str, np.ndarray]:
+    out = {"root_pos": sense("pelvis_pos"), "root_vel": sense("pelvis_linvel"),
+           "com_pos": sense("com_pos"), "com_vel": sense("com_vel"),
+           "torso_pos": sense("torso_pos"), "head_pos": sense("head_pos")}
+    for part in ("pelvis", "torso", "head"):
+        out[f"{part}_up"] = sense(f"{part}_zaxis")
+        out[f"{part}_forward"] = sense(f"{part}_xaxis")
+    forward = out["pelvis_forward"]
+    out["heading"] = np.unwrap(np.arctan2(forward[..., 1], forward[..., 0]), axis=-1)
+    out["yaw_rate"] = sense("pelvis_angvel")[..., 2]
+    cos, sin = np.cos(out["heading"]), np.sin(out["heading"])
+    vel = out["root_vel"]
+    out["forward_vel"] = vel[..., 0] * cos + vel[..., 1] * sin
+    out["lateral_vel"] = -vel[..., 0] * sin + vel[..., 1] * cos
+    out["root_height"] = _height_above_ground(scene, out["root_pos"])
+    out["com_height"] = _height_above_ground(scene, out["com_pos"])
+    out["head_height"] = _height_above_ground(scene, out["head_pos"])
+    return out
+
+
+def _joint_features(scene: CompiledScene, before: np.ndarray) -> dict[str, np.ndarray]:
+    layout, model = scene.layout, scene.model
+    qpos0, qvel0 = 1, 1 + model.nq  # state layout: time, qpos, qvel, ...
+    out = {}
+    for name, adr in layout.joint_qpos.items():
+        sign = layout.joint_sign[name]
+        out[name] = sign * before[..., qpos0 + adr]
+        out[f"{name}_vel"] = sign * before[..., qvel0 + layout.joint_qvel[name]]
+    return out
+
+
+def _foot_features(scene: CompiledScene, sense: _SensorReader) -> dict[str, np.ndarray]:
+    out = {}
+    sole = scene.body.sole_offset
+    for side in SIDES:
+        heel, toe = sense(f"{side}_heel_pos"), sense(f"{side}_toe_pos")
+        contact = sense(f"{side}_foot_contact")
+        out[f"{side}_heel_pos"], out[f"{side}_toe_pos"] = heel, toe
+        out[f"{side}_foot_pos"] = 0.5 * (heel + toe)
+        out[f"{side}_foot_vel"] = 0.5 * (sense(f"{side}_heel_vel") + sense(f"{side}_toe_vel"))
+        lowest = np.minimum(_height_above_ground(scene, heel), _height_above_ground(scene, toe))
+        out[f"{side}_foot_height"] = lowest - sole
+        out[f"{side}_foot_contact"] = (contact[..., 0] > 0).astype(float)
+        out[f"{side}_foot_force"] = np.linalg.norm(contact[..., 1:4], axis=-1)
+    found = sense("all_contact")[..., 0] - sense("left_foot_contact")[..., 0] - sense("right_foot_contact")[..., 0]
+    out["nonfoot_contact"] = np.maximum(found, 0.0)
+    return out
+
+
+def _actuator_features(scene: CompiledScene, sense: _SensorReader, before: np.ndarray,
+                       control: np.ndarray) -> dict[str, np.ndarray]:
+    model, layout = scene.model, scene.layout
+    act0 = 1 + model.nq + model.nv
+    if model.nu:  # actuator force sensors are added consecutively, in actuator order
+        first = layout.sensors[f"force_{model.actuator(0).name}"][0]
+        forces = sense.data[..., first : first + model.nu]
+    else:
+        forces = control[..., :0]
+    return {
+        "ctrl": control,
+        "actuator_force": forces,
+        "muscle_activation": before[..., act0 + layout.act_of_muscle],
+    }
+
+
+def _scalars(scene: CompiledScene) -> dict[str, float]:
+    model = scene.model
+    mass = float(model.body_subtreemass[model.body(scene.body.root).id])
+    return {"dt": scene.dt, "mass": mass, "weight": mass * 9.81, "standing_height": scene.standing_height}

@@ -1,0 +1,161 @@
+"""Batched rollouts on `mujoco.rollout`: open-loop control sequences and chunked closed-loop stepping.
+
+`Simulator` owns the thread pool and one MjData per thread, like `mujoco.rollout.Rollout`, and is used as a
+context manager. Rollouts are deterministic: the same initial states and controls give the same result.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import mujoco
+import mujoco.rollout
+import numpy as np
+
+from rewardloop.errors import UserError
+from rewardloop.sim.features import Features, compute_features
+from rewardloop.sim.scene import CompiledScene
+
+Policy = Callable[[np.ndarray, int], np.ndarray]
+"""Closed-loop policy: (state [B, nstate] now, step index) -> controls [B, chunk, nu] for the next chunk."""
+
+
+@dataclass(frozen=True)
+class Rollouts:
+    """A batch of simulated trajectories."""
+
+    initial_state: np.ndarray
+    """[B, nstate] full-physics state each trajectory started from."""
+    state: np.ndarray
+    """[B, T, nstate] state after each step."""
+    sensordata: np.ndarray
+    """[B, T, nsensor] sensors computed during each step (they describe the state before it)."""
+    control: np.ndarray
+    """[B, T, nu] controls applied at each step."""
+
+    @property
+    def batch_shape(self) -> tuple[int, int]:
+        """(B, T)."""
+        return self.state.shape[0], self.state.shape[1]
+
+    def features(self, scene: CompiledScene) -> Features:
+        """The feature vocabulary of these trajectories."""
+        return compute_features(scene, self.initial_state, self.state, self.sensordata, self.control)
+
+    def states_with_initial(self, index: int = 0) -> np.ndarray:
+        """[T + 1, nstate] states of trajectory `index`, initial state first (for rendering)."""
+        return np.concatenate([self.initial_state[index][None], self.state[index]], axis=0)
+
+    def save(self, path: str | Path) -> None:
+        """Write to a compressed .npz file."""
+        np.savez_compressed(path, initial_state=self.initial_state, state=self.state,
+                            sensordata=self.sensordata, control=self.control)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Rollouts:
+        """Read a file written by `save`; a UserError if it is not one."""
+        try:
+            with np.load(path) as data:
+                return cls(*(np.asarray(data[k]) for k in ("initial_state", "state", "sensordata", "control")))
+        except (OSError, KeyError, ValueError) as error:
+            raise UserError(f"{path} is not a saved trajectory file (.npz from rewardloop): {error}") from None
+
+
+def default_threads(batch: int) -> int:
+    """Threads to use for a batch: one per core, no more than the batch."""
+    return max(1, min(os.cpu_count() or 1, batch))
+
+
+class Simulator:
+    """Batched, multi-threaded stepping of one compiled scene. Use as a context manager."""
+
+    def __init__(self, scene: CompiledScene, *, nthread: int | None = None):
+        self.scene = scene
+        self.model = scene.model
+        self.nthread = nthread or (os.cpu_count() or 1)
+        self._data = [mujoco.MjData(self.model) for _ in range(self.nthread)]
+        self._pool = mujoco.rollout.Rollout(nthread=self.nthread if self.nthread > 1 else 0)
+
+    def __enter__(self) -> Simulator:
+        self._pool.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Shut the thread pool down."""
+        self._pool.close()
+
+    def _initial(self, initial_state: np.ndarray | None, batch: int) -> np.ndarray:
+        """[B, nstate] initial states: the scene's standing state, one shared state, or one per trajectory."""
+        state = self.scene.initial_state if initial_state is None else np.asarray(initial_state, float)
+        state = np.broadcast_to(state, (batch, state.shape[-1]))
+        if state.shape[1] != self.scene.nstate:
+            raise UserError(f"initial state has {state.shape[1]} entries, the scene needs {self.scene.nstate}")
+        return np.ascontiguousarray(state)
+
+    def _step(self, initial: np.ndarray, control: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """One call of mujoco.rollout: [B, nstate], [B, T, nu] -> ([B, T, nstate], [B, T, nsensor])."""
+        state, sensordata = self._pool.rollout(
+            self.model, self._data, initial, np.ascontiguousarray(control, dtype=float),
+            control_spec=mujoco.mjtState.mjSTATE_CTRL, skip_checks=False,
+        )
+        return state, sensordata
+
+    def open_loop(self, control: np.ndarray, initial_state: np.ndarray | None = None) -> Rollouts:
+        """Roll out control sequences.
+
+        Args:
+          control: [B, T, nu] controls per step.
+          initial_state: [nstate] or [B, nstate]; the scene's standing state by default.
+        """
+        control = np.asarray(control, dtype=float)
+        if control.ndim != 3 or control.shape[2] != self.model.nu:
+            raise UserError(f"controls must have shape [B, T, {self.model.nu}], got {control.shape}")
+        initial = self._initial(initial_state, control.shape[0])
+        state, sensordata = self._step(initial, control)
+        return Rollouts(initial, state, sensordata, control)
+
+    def closed_loop(self, policy: Policy, *, batch: int, nstep: int, chunk: int,
+                    initial_state: np.ndarray | None = None) -> Rollouts:
+        """Step a batch in chunks, asking `policy` for the next chunk's controls from the current state.
+
+        A muscle controller needing feedback every few milliseconds uses a chunk of a few steps.
+        """
+        if chunk < 1 or nstep < 1:
+            raise UserError("nstep and chunk must be positive")
+        now = self._initial(initial_state, batch)
+        initial, parts = now, []
+        for start in range(0, nstep, chunk):
+            length = min(chunk, nstep - start)
+            control = np.asarray(policy(now, start), dtype=float)[:, :length]
+            state, sensordata = self._step(now, control)
+            parts.append((state, sensordata, control))
+            now = np.ascontiguousarray(state[:, -1])
+        state, sensordata, control = (np.concatenate(p, axis=1) for p in zip(*parts, strict=True))
+        return Rollouts(initial, state, sensordata, control)
+
+
+def zero_controls(scene: CompiledScene, batch: int, nstep: int) -> np.ndarray:
+    """[B, T, nu] zeros clipped into the control range (no excitation for muscles)."""
+    low, high = scene.ctrl_bounds()
+    return np.broadcast_to(np.clip(0.0, low, high), (batch, nstep, scene.model.nu)).copy()
+
+
+def random_controls(scene: CompiledScene, batch: int, nstep: int, *, seed: int,
+                    smoothing_s: float = 0.05) -> np.ndarray:
+    """[B, T, nu] smooth random controls within the control range, reproducible from `seed`."""
+    low, high = scene.ctrl_bounds()
+    rng = np.random.default_rng(seed)
+    noise = rng.uniform(-1.0, 1.0, size=(batch, nstep, scene.model.nu))
+    alpha = min(1.0, scene.dt / max(smoothing_s, 1e-9))
+    smooth = np.empty_like(noise)
+    smooth[:, 0] = noise[:, 0]
+    for t in range(1, nstep):  # exponential filter over time, vectorized over batch and actuators
+        smooth[:, t] = (1 - alpha) * smooth[:, t - 1] + alpha * noise[:, t]
+    smooth /= max(np.abs(smooth).max(), 1e-9)
+    return low + (smooth + 1.0) * 0.5 * (high - low)

@@ -1,0 +1,249 @@
+"""Scenes: a body on a terrain, optionally injured, compiled with the sensors that features read.
+
+A compiled scene carries a MuJoCo model whose sensor suite measures everything in the feature vocabulary,
+so `mujoco.rollout` returns features in C, for a whole batch, with no Python per step.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import mujoco
+import numpy as np
+
+from rewardloop.errors import UserError, unknown_name
+from rewardloop.sim.bodies import SIDES, Body, _quiet_stderr, get_body
+from rewardloop.sim.terrain import Terrain, add_terrain
+
+STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
+"""The state layout used everywhere: time, qpos, qvel, act, plugin state, mocap, eq_active."""
+FRAMES = ("pelvis", "torso", "head")
+"""Parts whose position and axes are sensed; their frames have x forward and z up in the standing pose."""
+OBS = mujoco.mjtObj
+
+
+@dataclass(frozen=True)
+class Scene:
+    """A body on a terrain, optionally injured."""
+
+    body: str = "humanoid"
+    """Registry name of the body."""
+    terrain: Terrain = field(default_factory=Terrain)
+    """The ground."""
+    injury: tuple[tuple[str, float], ...] = ()
+    """(group, strength factor) pairs; the group's actuators keep `factor` of their strength."""
+
+    def __post_init__(self) -> None:
+        body = get_body(self.body)
+        for group, factor in self.injury:
+            if group not in body.muscle_groups:
+                raise unknown_name(f"injury group for {self.body}", group, body.muscle_groups)
+            if not 0.0 <= factor <= 1.0:
+                raise UserError(f"injury factor for {group!r} must be within [0, 1], got {factor}")
+
+    def describe(self) -> str:
+        """Short human description, e.g. 'myolegs on rough ground ±4 cm (seed 0)'."""
+        text = f"{self.body} on {self.terrain.describe()}"
+        if self.injury:
+            text += ", injured: " + ", ".join(f"{g} at {f:.0%}" for g, f in self.injury)
+        return text
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each measured quantity lives in sensordata, qpos and qvel of a compiled scene."""
+
+    sensors: dict[str, tuple[int, int]]
+    """Sensor name -> (address, dimension) in sensordata."""
+    joint_qpos: dict[str, int]
+    """Semantic joint ('left_knee_flexion') -> qpos address."""
+    joint_qvel: dict[str, int]
+    """Semantic joint -> qvel (dof) address."""
+    joint_sign: dict[str, float]
+    """Semantic joint -> sign that turns the MJCF angle into the semantic one."""
+    muscles: np.ndarray
+    """[n_muscles] indices of muscle actuators."""
+    act_of_muscle: np.ndarray
+    """[n_muscles] index into the act vector for each muscle."""
+
+
+@dataclass(frozen=True)
+class CompiledScene:
+    """A scene's compiled model, its standing initial state and the layout of its measurements."""
+
+    scene: Scene
+    model: mujoco.MjModel
+    """The physics model. Treat as read-only; copy it before editing."""
+    initial_state: np.ndarray
+    """[nstate] full-physics state of the standing pose, facing +x at the origin."""
+    layout: Layout
+    standing_height: float
+    """Pelvis height above the ground in the initial state (m)."""
+
+    @property
+    def body(self) -> Body:
+        return get_body(self.scene.body)
+
+    @property
+    def nstate(self) -> int:
+        return mujoco.mj_stateSize(self.model, STATE_SPEC)
+
+    @property
+    def dt(self) -> float:
+        """Physics timestep (s)."""
+        return float(self.model.opt.timestep)
+
+    def ctrl_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """([nu], [nu]) lower and upper control limits."""
+        low = self.model.actuator_ctrlrange[:, 0].copy()
+        high = self.model.actuator_ctrlrange[:, 1].copy()
+        unlimited = self.model.actuator_ctrllimited == 0
+        low[unlimited], high[unlimited] = -1.0, 1.0
+        return low, high
+
+
+@functools.cache
+def compile_scene(scene: Scene) -> CompiledScene:
+    """Build, compile and lay out a scene (cached: the same scene compiles once per process)."""
+    body = get_body(scene.body)
+    with _quiet_stderr():
+        spec = body.load_spec()
+        _strip_world(spec)
+        add_terrain(spec, scene.terrain)
+        bare = spec.compile()
+        qpos = _standing_qpos(body, bare)
+        _add_semantic_sites(spec, body, bare, qpos)
+        _add_sensors(spec, body)
+        _set_visual(spec)
+        model = spec.compile()
+    _apply_injury(model, body, scene.injury)
+    qpos = _rest_on_ground(body, model, qpos, scene.terrain)
+    state, pelvis = _state_of(model, qpos)
+    standing = float(pelvis[2] - scene.terrain.height(pelvis[0], pelvis[1]))
+    return CompiledScene(scene, model, state, _layout(model, body), standing)
+
+
+def _strip_world(spec: mujoco.MjSpec) -> None:
+    """Remove the body file's own floor and decorations so the terrain is the only ground."""
+    for geom in list(spec.worldbody.geoms):
+        spec.delete(geom)
+
+
+def _standing_qpos(body: Body, model: mujoco.MjModel) -> np.ndarray:
+    """[nq] standing pose turned by body.yaw to face +x."""
+    qpos = model.key(body.keyframe).qpos.copy() if body.keyframe else model.qpos0.copy()
+    adr = model.jnt_qposadr[model.body(body.root).jntadr[0]]
+    turn = np.array([np.cos(body.yaw / 2), 0.0, 0.0, np.sin(body.yaw / 2)])
+    quat = np.empty(4)
+    mujoco.mju_mulQuat(quat, turn, qpos[adr + 3 : adr + 7])
+    qpos[adr + 3 : adr + 7] = quat
+    return qpos
+
+
+def _rest_on_ground(body: Body, model: mujoco.MjModel, qpos: np.ndarray, terrain: Terrain) -> np.ndarray:
+    """Shift the root vertically so the lowest heel or toe sits body.sole_offset above the ground."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    mujoco.mj_kinematics(model, data)
+    points = np.array([data.site(f"rl_{side}_{p}").xpos for side in SIDES for p in ("heel", "toe")])
+    clearance = points[:, 2] - terrain.height(points[:, 0], points[:, 1]) - body.sole_offset
+    adr = model.jnt_qposadr[model.body(body.root).jntadr[0]]
+    qpos = qpos.copy()
+    qpos[adr + 2] -= clearance.min() - 0.002
+    return qpos
+
+
+def _add_semantic_sites(spec: mujoco.MjSpec, body: Body, model: mujoco.MjModel, qpos: np.ndarray) -> None:
+    """Add frame sites (x forward, z up when standing) and heel/toe sites under their bodies."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    mujoco.mj_kinematics(model, data)
+    for part in FRAMES:
+        mjcf = getattr(body, part)
+        quat = np.empty(4)
+        mujoco.mju_mat2Quat(quat, data.body(mjcf).xmat.reshape(3, 3).T.copy().ravel())
+        spec.body(mjcf).add_site(name=f"rl_{part}", quat=list(quat), size=[0.02, 0.02, 0.02], group=5)
+    for side in SIDES:
+        for point, ref in (("heel", body.heels[side]), ("toe", body.toes[side])):
+            spec.body(ref.body).add_site(name=f"rl_{side}_{point}", pos=list(ref.pos), size=[0.015] * 3, group=5)
+
+
+def _add_sensor(spec: mujoco.MjSpec, name: str, kind: mujoco.mjtSensor, obj: mujoco.mjtObj, objname: str,
+                **kwargs: object) -> None:
+    spec.add_sensor(name=name, type=kind, objtype=obj, objname=objname, **kwargs)
+
+
+def _add_sensors(spec: mujoco.MjSpec, body: Body) -> None:
+    """The sensor suite features read. Contact sensors report [found, fx, fy, fz] (netforce, world)."""
+    S = mujoco.mjtSensor
+    for part in FRAMES:
+        _add_sensor(spec, f"rl_{part}_pos", S.mjSENS_FRAMEPOS, OBS.mjOBJ_SITE, f"rl_{part}")
+        _add_sensor(spec, f"rl_{part}_xaxis", S.mjSENS_FRAMEXAXIS, OBS.mjOBJ_SITE, f"rl_{part}")
+        _add_sensor(spec, f"rl_{part}_zaxis", S.mjSENS_FRAMEZAXIS, OBS.mjOBJ_SITE, f"rl_{part}")
+    _add_sensor(spec, "rl_pelvis_linvel", S.mjSENS_FRAMELINVEL, OBS.mjOBJ_SITE, "rl_pelvis")
+    _add_sensor(spec, "rl_pelvis_angvel", S.mjSENS_FRAMEANGVEL, OBS.mjOBJ_SITE, "rl_pelvis")
+    _add_sensor(spec, "rl_com_pos", S.mjSENS_SUBTREECOM, OBS.mjOBJ_BODY, body.root)
+    _add_sensor(spec, "rl_com_vel", S.mjSENS_SUBTREELINVEL, OBS.mjOBJ_BODY, body.root)
+    found_force = [1 | 2, 3, 1]  # data = found | force, reduce = netforce, num = 1
+    for side in SIDES:
+        for point in ("heel", "toe"):
+            _add_sensor(spec, f"rl_{side}_{point}_pos", S.mjSENS_FRAMEPOS, OBS.mjOBJ_SITE, f"rl_{side}_{point}")
+            _add_sensor(spec, f"rl_{side}_{point}_vel", S.mjSENS_FRAMELINVEL, OBS.mjOBJ_SITE,
+                        f"rl_{side}_{point}")
+        _add_sensor(spec, f"rl_{side}_foot_contact", S.mjSENS_CONTACT, OBS.mjOBJ_XBODY, body.feet[side],
+                    reftype=OBS.mjOBJ_BODY, refname="world", intprm=found_force)
+    _add_sensor(spec, "rl_all_contact", S.mjSENS_CONTACT, OBS.mjOBJ_XBODY, body.root,
+                reftype=OBS.mjOBJ_BODY, refname="world", intprm=found_force)
+    for actuator in spec.actuators:
+        _add_sensor(spec, f"rl_force_{actuator.name}", S.mjSENS_ACTUATORFRC, OBS.mjOBJ_ACTUATOR, actuator.name)
+
+
+def _set_visual(spec: mujoco.MjSpec) -> None:
+    """Cheap rendering defaults: no shadows, no MSAA, a headlight, room for 1280x720 offscreen frames."""
+    spec.visual.quality.shadowsize = 0
+    spec.visual.quality.offsamples = 0
+    spec.visual.global_.offwidth = max(spec.visual.global_.offwidth, 1280)
+    spec.visual.global_.offheight = max(spec.visual.global_.offheight, 720)
+    spec.visual.headlight.ambient = [0.45, 0.45, 0.45]
+    spec.visual.headlight.diffuse = [0.6, 0.6, 0.6]
+
+
+def _apply_injury(model: mujoco.MjModel, body: Body, injury: tuple[tuple[str, float], ...]) -> None:
+    """Scale the peak force of muscles (or the gear of motors) in each injured group."""
+    for group, factor in injury:
+        ids = [model.actuator(name).id for name in body.muscle_groups[group]]
+        for i in ids:
+            if model.actuator_dyntype[i] == mujoco.mjtDyn.mjDYN_MUSCLE:
+                peak = model.actuator_gainprm[i, 2]
+                if peak < 0:  # force given as scale / acc0
+                    peak = model.actuator_gainprm[i, 3] / max(model.actuator_acc0[i], 1e-10)
+                model.actuator_gainprm[i, 2] = model.actuator_biasprm[i, 2] = peak * factor
+            else:
+                model.actuator_gear[i, 0] *= factor
+
+
+def _state_of(model: mujoco.MjModel, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """([nstate] full-physics state at rest in pose qpos, [3] pelvis position)."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    mujoco.mj_forward(model, data)
+    state = np.empty(mujoco.mj_stateSize(model, STATE_SPEC))
+    mujoco.mj_getState(model, data, state, STATE_SPEC)
+    return state, data.site("rl_pelvis").xpos.copy()
+
+
+def _layout(model: mujoco.MjModel, body: Body) -> Layout:
+    sensors = {}
+    for i in range(model.nsensor):
+        name = model.sensor(i).name
+        if name.startswith("rl_"):
+            sensors[name[3:]] = (int(model.sensor_adr[i]), int(model.sensor_dim[i]))
+    qpos_adr, qvel_adr, signs = {}, {}, {}
+    for semantic, ref in body.joints.items():
+        joint = model.joint(ref.mjcf)
+        qpos_adr[semantic], qvel_adr[semantic] = int(joint.qposadr[0]), int(joint.dofadr[0])
+        signs[semantic] = ref.sign
+    muscles = np.flatnonzero(model.actuator_dyntype == mujoco.mjtDyn.mjDYN_MUSCLE)
+    act_index = np.cumsum(model.actuator_actnum) - model.actuator_actnum
+    return Layout(sensors, qpos_adr, qvel_adr, signs, muscles, act_index[muscles])
