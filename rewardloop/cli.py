@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from rewardloop.cli_base import Handler
 from rewardloop.errors import UserError
 
 EXIT_USAGE = 2
@@ -118,12 +119,10 @@ def cmd_demo(args: argparse.Namespace) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="rewardloop", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    commands: dict[str, tuple[Callable[[argparse.Namespace], None], argparse.ArgumentParser]] = {}
 
-    def add(name: str, handler: Callable[[argparse.Namespace], None]) -> argparse.ArgumentParser:
+    def add(name: str, handler: Handler) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=handler.__doc__, description=handler.__doc__)
         p.set_defaults(handler=handler)
-        commands[name] = (handler, p)
         return p
 
     add("bodies", cmd_bodies).add_argument("--fast", action="store_true", help="skip timing and the heavy body")
@@ -141,20 +140,32 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--out", default="out/render.mp4", help=".mp4 or .gif")
     render.add_argument("--sheet", help="also write a keyframe contact sheet (.png)")
     add("demo", cmd_demo).add_argument("--out", default="out", help="output directory")
+    for module in _command_modules():
+        module.register(add)
     return parser
+
+
+def _command_modules() -> list:
+    """Packages that contribute subcommands."""
+    from rewardloop.control import commands as control
+    from rewardloop.loop import commands as loop
+    from rewardloop.models import commands as models
+    from rewardloop.reward import commands as reward
+
+    return [reward, control, models, loop]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        args.handler(args)
+        code = args.handler(args)
     except UserError as error:
         sys.stderr.write(f"rewardloop: error: {error}\n")
         return EXIT_USAGE
     except KeyboardInterrupt:
         sys.stderr.write("rewardloop: interrupted\n")
         return 130
-    return 0
+    return int(code or 0)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -118,7 +119,7 @@ class Features(Mapping[str, np.ndarray]):
         except KeyError:
             raise KeyError(f"no feature {name!r}; features are: {', '.join(self._arrays)}") from None
 
-    def __getattr__(self, name: str) -> np.ndarray | float:
+    def __getattr__(self, name: str) -> Any:  # an array feature or a scalar
         if name.startswith("_"):
             raise AttributeError(name)
         if name in self._scalars:

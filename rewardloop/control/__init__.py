@@ -1,0 +1,1 @@
+"""Controller optimization: posture-space sampling MPC, low-level controllers and task metrics."""

@@ -1,0 +1,77 @@
+"""Task metrics of trajectories: distance walked, speed, fall, drift, heading change, steps.
+
+Vectorized over the batch: every function takes Features [B, T] and returns [B] arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rewardloop.sim.features import Features
+
+FALL_HEIGHT_FRACTION = 0.6
+"""A pelvis below this fraction of its standing height counts as a fall."""
+TOUCHDOWN_GAP_S = 0.05
+"""A foot must have been off the ground this long before a new contact counts as a step (s)."""
+
+
+@dataclass(frozen=True)
+class TaskMetrics:
+    """What a trajectory achieved, in the task's terms."""
+
+    duration: float
+    """Simulated time (s)."""
+    distance: float
+    """Pelvis displacement along +x, the starting direction (m)."""
+    speed: float
+    """distance / duration (m/s)."""
+    fell: bool
+    """The pelvis dropped below 60 % of standing height or a non-foot part touched the ground."""
+    fall_time: float | None
+    """When the first fall sign appeared (s), None without a fall."""
+    lateral_drift: float
+    """Pelvis displacement along y, + is left (m)."""
+    heading_change: float
+    """Change of heading from start to end, + is a left turn (rad)."""
+    steps: int
+    """Foot touchdowns, both feet."""
+
+    def to_dict(self) -> dict[str, float | bool | int | None]:
+        return asdict(self)
+
+
+def fall_mask(features: Features) -> np.ndarray:
+    """[B, T] True where the body shows a fall sign."""
+    low = features.root_height < FALL_HEIGHT_FRACTION * features.standing_height
+    return low | (features.nonfoot_contact > 0)
+
+
+def touchdowns(contact: np.ndarray, dt: float) -> np.ndarray:
+    """[B] number of touchdowns in a [B, T] 0/1 contact array, ignoring flickers shorter than the gap."""
+    gap = max(1, round(TOUCHDOWN_GAP_S / dt))
+    airborne = np.cumsum(1.0 - contact, axis=1)
+    lagged = np.concatenate([np.zeros_like(airborne[:, :gap]), airborne[:, :-gap]], axis=1)
+    air_before = (airborne - lagged)[:, :-1]  # samples in the air during the gap before t + 1
+    rising = (contact[:, 1:] > 0) & (contact[:, :-1] == 0) & (air_before >= gap)
+    return rising.sum(axis=1)
+
+
+def batch_metrics(features: Features) -> list[TaskMetrics]:
+    """TaskMetrics of every trajectory in the batch."""
+    time = features.time
+    duration = time[:, -1] - time[:, 0] + features.dt
+    displacement = features.root_pos[:, -1] - features.root_pos[:, 0]
+    falls = fall_mask(features)
+    fell: np.ndarray = np.asarray(falls.any(axis=1))
+    first = np.argmax(falls, axis=1)
+    steps = touchdowns(features.left_foot_contact, features.dt) + touchdowns(features.right_foot_contact, features.dt)
+    turn = features.heading[:, -1] - features.heading[:, 0]
+    return [
+        TaskMetrics(duration=float(duration[b]), distance=float(displacement[b, 0]),
+                    speed=float(displacement[b, 0] / duration[b]), fell=bool(fell[b]),
+                    fall_time=float(time[b, first[b]] - time[b, 0]) if fell[b] else None,
+                    lateral_drift=float(displacement[b, 1]), heading_change=float(turn[b]), steps=int(steps[b]))
+        for b in range(time.shape[0])
+    ]

@@ -1,0 +1,1 @@
+"""The closed loop: runs, candidates and selection, the run store, executors."""
