@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export MUJOCO_GL ?= egl
 
-.PHONY: demo test bench clean
+.PHONY: demo test bench clean browser
 
 $(BIN)/rewardloop: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,7 +16,13 @@ $(BIN)/rewardloop: pyproject.toml
 demo: $(BIN)/rewardloop
 	$(BIN)/rewardloop demo
 
-test: $(BIN)/rewardloop
+# The report test opens pages in headless Chromium (Debian's package); installed here when missing and root.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; } || \
+	  echo "note: chromium not found; install it (Debian: apt-get install chromium) for the report test"
+
+test: $(BIN)/rewardloop browser
 	$(BIN)/ruff check rewardloop tests benchmarks
 	$(BIN)/mypy rewardloop
 	$(BIN)/pytest

@@ -1,0 +1,113 @@
+"""Canonical (handcrafted) reward programs for the standard tasks, in the same format a designer writes.
+
+They are the loop's starting point where one exists and the handcrafted baseline in comparisons. Numbers
+are plain literals so they are easy to tune. Speeds scale with the body: a target of 1.4 × standing_height
+m/s is about 1.2 m/s for the humanoid (standing height 0.86 m).
+"""
+
+from __future__ import annotations
+
+from rewardloop.errors import unknown_name
+from rewardloop.reward.program import RewardProgram
+
+_FORWARD = '''
+def forward_progress(f):
+    """Forward speed (m/s) toward the target, saturating above it."""
+    target = 1.4 * f.standing_height
+    return np.minimum(f.forward_vel, target) - 0.5 * np.maximum(f.forward_vel - target, 0.0)
+'''
+
+_BODY_TERMS = '''
+def upright(f):
+    """z of the torso up axis: 1 upright."""
+    return lib.upright(f, part="torso")
+
+def pelvis_height(f):
+    """1 at the standing pelvis height, falling off over 10 cm."""
+    return lib.height(f, fraction=1.0, width=0.1)
+
+def fallen(f):
+    """-1 for every non-foot contact with the ground."""
+    return lib.nonfoot_contact(f)
+
+def side_drift(f):
+    """-|lateral velocity| (m/s)."""
+    return lib.side_velocity(f)
+
+def effort(f):
+    """Metabolic proxy: -mean squared activation or control."""
+    return lib.muscle_effort(f)
+
+def smoothness(f):
+    """-mean squared change of controls between samples."""
+    return lib.action_smoothness(f)
+'''
+
+_WALK_WEIGHTS = {"forward_progress": 2.0, "upright": 1.0, "pelvis_height": 1.0, "fallen": 1.0, "side_drift": 0.5,
+                 "effort": 0.05, "smoothness": 0.5}
+
+
+def _program(terms: str, weights: dict[str, float]) -> str:
+    items = "".join(f'    "{name}": {weight!r},\n' for name, weight in weights.items())
+    return terms.strip() + "\n\nWEIGHTS = {\n" + items + "}\n"
+
+
+_HEADING = '''
+def keep_heading(f):
+    """cos(heading): 1 facing +x."""
+    return lib.heading(f, target=0.0)
+'''
+
+_CLEARANCE = '''
+def foot_clearance(f):
+    """-squared shortfall (m²) of the swing foot below 8 cm."""
+    return lib.foot_clearance(f, target=0.08)
+'''
+
+_STRAIGHT_KNEES = '''
+def straight_knees(f):
+    """-mean squared knee flexion (rad²) while the foot is on the ground."""
+    return lib.knee_extension(f, stance_only=True)
+'''
+
+_TURN = '''
+def turning(f):
+    """1 when turning left at 0.5 rad/s."""
+    return lib.yaw_rate(f, target=0.5, sigma=0.3)
+
+def speed(f):
+    """Walk forward slowly while turning (m/s, capped at 0.6)."""
+    return np.minimum(f.forward_vel, 0.6)
+'''
+
+_SYMMETRY = '''
+def symmetry(f):
+    """-difference between the legs' duty factors and hip swing."""
+    return lib.gait_symmetry(f)
+'''
+
+_WALK_TERMS = _FORWARD + _BODY_TERMS
+_BASE = {k: v for k, v in _WALK_WEIGHTS.items() if k != "forward_progress"}
+
+CANONICAL: dict[str, str] = {
+    "walk": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "keep_heading": 0.5}),
+    "walk_slope": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "forward_progress": 2.5, "keep_heading": 0.5}),
+    "walk_rough": _program(_WALK_TERMS + _HEADING + _CLEARANCE,
+                           {**_WALK_WEIGHTS, "keep_heading": 0.5, "foot_clearance": 20.0}),
+    "walk_stairs": _program(_WALK_TERMS + _HEADING + _CLEARANCE,
+                            {**_WALK_WEIGHTS, "keep_heading": 0.5, "foot_clearance": 50.0}),
+    "turn_left": _program(_BODY_TERMS + _TURN,
+                          {**_BASE, "turning": 2.0, "speed": 1.0}),
+    "walk_straight_knees": _program(_WALK_TERMS + _HEADING + _STRAIGHT_KNEES,
+                                    {**_WALK_WEIGHTS, "keep_heading": 0.5, "straight_knees": 1.0}),
+    "walk_injured": _program(_WALK_TERMS + _HEADING + _SYMMETRY,
+                             {**_WALK_WEIGHTS, "forward_progress": 1.5, "keep_heading": 0.5, "symmetry": 0.5}),
+}
+"""Task name -> program source."""
+
+
+def canonical(name: str) -> RewardProgram:
+    """The canonical program for a task, validated."""
+    if name not in CANONICAL:
+        raise unknown_name("canonical reward", name, CANONICAL)
+    return RewardProgram.from_source(CANONICAL[name])

@@ -1,0 +1,357 @@
+"""The vetted term library: reward terms a program calls as `lib.NAME(f, param=value)`.
+
+Every term reads only the semantic feature vocabulary (`rewardloop.sim.features.FEATURES`), so it works on
+every body, and returns a [B, T] float array. Each `LibraryTerm` documents its units and its sign: "+" terms
+are rewards to be maximised (give them a positive weight), "-" terms are penalties that are ≤ 0 (also give
+them a positive weight; the sign is already inside). Sources: MoVLR (height, upright, balance, feet crossing,
+forward and side velocity, heading, non-foot contact, joint posture), MotionVL (velocity tracking, feet air
+time, base height, torques, foot slip, knee and feet distance, action smoothness, knee extension, toe
+direction, ankle stance) and gait measures (symmetry, cadence, clearance, effort, joint limits, CoM height
+variance, yaw rate).
+
+This module imports only NumPy: it also runs inside the sandbox worker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+SIDES = ("left", "right")
+JOINTS = ("hip_flexion", "hip_adduction", "hip_rotation", "knee_flexion", "ankle_dorsiflexion")
+PARTS = ("pelvis", "torso", "head")
+
+JOINT_RANGES: dict[str, tuple[float, float]] = {
+    "hip_flexion": (-0.5, 1.6),
+    "hip_adduction": (-0.5, 0.4),
+    "hip_rotation": (-0.6, 0.6),
+    "knee_flexion": (0.0, 2.3),
+    "ankle_dorsiflexion": (-0.8, 0.5),
+}
+"""Typical human range of each semantic joint (rad, low, high), the default for `joint_limits`."""
+
+FeatureLike = Any
+"""Features or the sandbox's feature view: `f.name` / `f["name"]` give [B, T(, k)] arrays and scalars."""
+
+
+@dataclass(frozen=True)
+class LibraryTerm:
+    """One vetted term."""
+
+    name: str
+    """Registry name, called as `lib.<name>(f, ...)`."""
+    function: Callable[..., np.ndarray]
+    """(f, **params) -> [B, T] values."""
+    params: dict[str, Any]
+    """Parameter name -> default value (all keyword-only)."""
+    units: str
+    """Units of the returned values."""
+    sign: str
+    """'+' a reward to maximise, '-' a penalty ≤ 0 (both take positive weights)."""
+    meaning: str
+    """What it measures, in a sentence."""
+    reads: tuple[str, ...]
+    """Feature names it may read (the sandbox ships only these)."""
+    choices: dict[str, tuple[Any, ...]] = field(default_factory=dict)
+    """Parameter name -> allowed values, for parameters with a fixed set."""
+
+
+def _both(f: FeatureLike, suffix: str) -> tuple[np.ndarray, np.ndarray]:
+    return np.asarray(f[f"left_{suffix}"]), np.asarray(f[f"right_{suffix}"])
+
+
+def _heading_axes(f: FeatureLike) -> tuple[np.ndarray, np.ndarray]:
+    """[B, T, 2] forward and left unit vectors of the pelvis heading in the ground plane."""
+    heading = np.asarray(f["heading"])
+    cos, sin = np.cos(heading), np.sin(heading)
+    return np.stack([cos, sin], axis=-1), np.stack([-sin, cos], axis=-1)
+
+
+def _lateral_separation(f: FeatureLike, point: str = "foot_pos") -> np.ndarray:
+    """[B, T] left minus right foot position along the body's left axis (m); > 0 when not crossed."""
+    left, right = _both(f, point)
+    _, leftward = _heading_axes(f)
+    return np.sum((left[..., :2] - right[..., :2]) * leftward, axis=-1)
+
+
+def _touchdowns(contact: np.ndarray) -> np.ndarray:
+    """[B, T] 1 where a [B, T] 0/1 contact series goes from 0 to 1, else 0."""
+    before = np.concatenate([contact[:, :1], contact[:, :-1]], axis=1)
+    return ((contact > 0.5) & (before < 0.5)).astype(float)
+
+
+def height(f: FeatureLike, *, fraction: float = 1.0, width: float = 0.1) -> np.ndarray:
+    """exp(-((root_height - fraction × standing_height) / width)²): 1 at the target pelvis height."""
+    error = np.asarray(f["root_height"]) - fraction * f.standing_height
+    return np.exp(-np.square(error / width))
+
+
+def base_height(f: FeatureLike, *, fraction: float = 1.0) -> np.ndarray:
+    """-(root_height - fraction × standing_height)² (m²)."""
+    return -np.square(np.asarray(f["root_height"]) - fraction * f.standing_height)
+
+
+def alive(f: FeatureLike, *, fraction: float = 0.6) -> np.ndarray:
+    """1 while the pelvis is above fraction × standing_height, else 0."""
+    return (np.asarray(f["root_height"]) > fraction * f.standing_height).astype(float)
+
+
+def upright(f: FeatureLike, *, part: str = "torso") -> np.ndarray:
+    """z component of the part's up axis: 1 upright, 0 horizontal, -1 upside down."""
+    return np.asarray(f[f"{part}_up"])[..., 2]
+
+
+def balance(f: FeatureLike) -> np.ndarray:
+    """-horizontal distance (m) from the centre of mass to the centre of the feet in contact (both if none)."""
+    left, right = _both(f, "foot_pos")
+    c_left, c_right = _both(f, "foot_contact")
+    w_left = np.where(c_left + c_right > 0, c_left, 1.0)[..., None]
+    w_right = np.where(c_left + c_right > 0, c_right, 1.0)[..., None]
+    support = (w_left * left + w_right * right) / (w_left + w_right)
+    return -np.linalg.norm(np.asarray(f["com_pos"])[..., :2] - support[..., :2], axis=-1)
+
+
+def feet_crossing(f: FeatureLike, *, min_gap: float = 0.05) -> np.ndarray:
+    """-max(0, min_gap - lateral foot separation) (m): the left foot should stay left of the right one."""
+    return -np.maximum(0.0, min_gap - _lateral_separation(f))
+
+
+def forward_velocity(f: FeatureLike, *, cap: float = 10.0) -> np.ndarray:
+    """min(forward_vel, cap) (m/s): forward speed along the heading, capped."""
+    return np.minimum(np.asarray(f["forward_vel"]), cap)
+
+
+def velocity_tracking(f: FeatureLike, *, forward: float = 1.2, lateral: float = 0.0, sigma: float = 0.5) -> np.ndarray:
+    """exp(-((forward_vel - forward)² + (lateral_vel - lateral)²) / sigma²): 1 at the commanded velocity."""
+    error = np.square(np.asarray(f["forward_vel"]) - forward) + np.square(np.asarray(f["lateral_vel"]) - lateral)
+    return np.exp(-error / sigma**2)
+
+
+def side_velocity(f: FeatureLike) -> np.ndarray:
+    """-|lateral_vel| (m/s): sideways drift."""
+    return -np.abs(np.asarray(f["lateral_vel"]))
+
+
+def heading(f: FeatureLike, *, target: float = 0.0) -> np.ndarray:
+    """cos(heading - target): 1 when facing the target yaw (rad, 0 = +x, + = left)."""
+    return np.cos(np.asarray(f["heading"]) - target)
+
+
+def yaw_rate(f: FeatureLike, *, target: float = 0.5, sigma: float = 0.3) -> np.ndarray:
+    """exp(-((yaw_rate - target) / sigma)²): 1 when turning at target rad/s (+ = left)."""
+    return np.exp(-np.square((np.asarray(f["yaw_rate"]) - target) / sigma))
+
+
+def nonfoot_contact(f: FeatureLike) -> np.ndarray:
+    """-number of non-foot contacts with the ground (falls, knees, hands)."""
+    return -np.asarray(f["nonfoot_contact"], dtype=float)
+
+
+def _pose_error(f: FeatureLike, pose: Mapping[str, float] | None, joints: tuple[str, ...]) -> np.ndarray:
+    pose = pose or {}
+    errors = [np.square(np.asarray(f[f"{side}_{j}"]) - pose.get(j, 0.0)) for side in SIDES for j in joints]
+    return np.mean(errors, axis=0)
+
+
+def joint_posture(f: FeatureLike, *, pose: dict[str, float] | None = None) -> np.ndarray:
+    """-mean over both legs' semantic joints of (angle - pose[joint])² (rad²); pose defaults to 0 for each."""
+    return -_pose_error(f, pose, JOINTS)
+
+
+def feet_air_time(f: FeatureLike, *, target: float = 0.4) -> np.ndarray:
+    """At each touchdown, (time the foot was in the air - target) (s), summed over feet; 0 elsewhere.
+
+    Air time before a foot's first contact in the window counts from the window's start.
+    """
+    out = np.zeros_like(np.asarray(f["time"]), dtype=float)
+    steps = np.arange(out.shape[1])
+    for contact in _both(f, "foot_contact"):
+        last = np.maximum.accumulate(np.where(contact > 0.5, steps, -1), axis=1)
+        previous = np.concatenate([np.full((out.shape[0], 1), -1), last[:, :-1]], axis=1)
+        air = (steps - previous - 1) * f.dt
+        out += _touchdowns(contact) * (air - target)
+    return out
+
+
+def torques(f: FeatureLike) -> np.ndarray:
+    """-mean over actuators of actuator_force² (N² or N²·m²); 0 for a body with no actuators."""
+    force = np.asarray(f["actuator_force"])
+    return -np.mean(np.square(force), axis=-1) if force.shape[-1] else np.zeros(force.shape[:2])
+
+
+def foot_slip(f: FeatureLike) -> np.ndarray:
+    """-Σ over feet of contact × horizontal foot speed² (m²/s²): feet sliding while on the ground."""
+    slip = [c * np.sum(np.square(v[..., :2]), axis=-1) for c, v in zip(_both(f, "foot_contact"),
+                                                                       _both(f, "foot_vel"), strict=True)]
+    return -(slip[0] + slip[1])
+
+
+def knee_distance(f: FeatureLike, *, limit: float = 0.1) -> np.ndarray:
+    """-Σ over legs of max(0, hip_adduction - limit) (rad): knees drawn together (knock-knee proxy)."""
+    left, right = _both(f, "hip_adduction")
+    return -(np.maximum(0.0, left - limit) + np.maximum(0.0, right - limit))
+
+
+def feet_distance(f: FeatureLike, *, low: float = 0.1, high: float = 0.4) -> np.ndarray:
+    """-distance (m) of the lateral foot separation outside [low, high]."""
+    gap = _lateral_separation(f)
+    return -(np.maximum(0.0, low - gap) + np.maximum(0.0, gap - high))
+
+
+def action_smoothness(f: FeatureLike) -> np.ndarray:
+    """-mean over actuators of (ctrl[t] - ctrl[t-1])² (control units²); 0 at the first sample."""
+    ctrl = np.asarray(f["ctrl"])
+    change = np.diff(ctrl, axis=1, prepend=ctrl[:, :1])
+    return -np.mean(np.square(change), axis=-1) if ctrl.shape[-1] else np.zeros(ctrl.shape[:2])
+
+
+def knee_extension(f: FeatureLike, *, stance_only: bool = False) -> np.ndarray:
+    """-mean over legs of knee_flexion² (rad²), optionally only while that foot is on the ground."""
+    knees = _both(f, "knee_flexion")
+    gates = _both(f, "foot_contact") if stance_only else (1.0, 1.0)
+    return -0.5 * (gates[0] * np.square(knees[0]) + gates[1] * np.square(knees[1]))
+
+
+def toe_direction(f: FeatureLike) -> np.ndarray:
+    """Mean over feet of the cosine between the heel→toe direction and the heading (1 = toes forward)."""
+    forward, _ = _heading_axes(f)
+    cosines = []
+    for side in SIDES:
+        foot = np.asarray(f[f"{side}_toe_pos"])[..., :2] - np.asarray(f[f"{side}_heel_pos"])[..., :2]
+        norm = np.maximum(np.linalg.norm(foot, axis=-1), 1e-9)
+        cosines.append(np.sum(foot * forward, axis=-1) / norm)
+    return 0.5 * (cosines[0] + cosines[1])
+
+
+def ankle_stance(f: FeatureLike) -> np.ndarray:
+    """-Σ over feet of contact × ankle_dorsiflexion² (rad²): a neutral ankle while standing on the foot."""
+    ankles, contacts = _both(f, "ankle_dorsiflexion"), _both(f, "foot_contact")
+    return -(contacts[0] * np.square(ankles[0]) + contacts[1] * np.square(ankles[1]))
+
+
+def gait_symmetry(f: FeatureLike) -> np.ndarray:
+    """-(|duty_left - duty_right| + |std hip_left - std hip_right| in rad) over the window, same at every t.
+
+    duty is the fraction of samples the foot is on the ground; std is the hip flexion's spread over time.
+    """
+    contact_l, contact_r = _both(f, "foot_contact")
+    hip_l, hip_r = _both(f, "hip_flexion")
+    value = np.abs(contact_l.mean(axis=1) - contact_r.mean(axis=1)) + np.abs(hip_l.std(axis=1) - hip_r.std(axis=1))
+    return -np.broadcast_to(value[:, None], contact_l.shape).copy()
+
+
+def cadence(f: FeatureLike, *, target: float = 1.8) -> np.ndarray:
+    """-|touchdowns per second over the window - target| / target (-); same at every t. Humans: 1.6–2.0."""
+    contacts = _both(f, "foot_contact")
+    steps = sum(_touchdowns(c).sum(axis=1) for c in contacts)
+    rate = steps / (contacts[0].shape[1] * f.dt)
+    return -np.broadcast_to((np.abs(rate - target) / target)[:, None], contacts[0].shape).copy()
+
+
+def foot_clearance(f: FeatureLike, *, target: float = 0.08) -> np.ndarray:
+    """-Σ over swinging feet of max(0, target - foot_height)² (m²): lift the swing foot at least target."""
+    out: Any = 0.0
+    for contact, clearance in zip(_both(f, "foot_contact"), _both(f, "foot_height"), strict=True):
+        out = out + (1.0 - contact) * np.square(np.maximum(0.0, target - clearance))
+    return -np.asarray(out)
+
+
+def muscle_effort(f: FeatureLike, *, exponent: float = 2.0) -> np.ndarray:
+    """-mean |activation|^exponent over muscles (metabolic proxy, -); torque bodies use |ctrl| instead."""
+    source = np.asarray(f["muscle_activation"])
+    if source.shape[-1] == 0:
+        source = np.asarray(f["ctrl"])
+    if source.shape[-1] == 0:
+        return np.zeros(source.shape[:2])
+    return -np.mean(np.abs(source) ** exponent, axis=-1)
+
+
+def joint_limits(f: FeatureLike, *, margin: float = 0.1, limits: dict[str, list[float]] | None = None) -> np.ndarray:
+    """-Σ over legs and joints of the distance (rad) beyond [low + margin, high - margin].
+
+    limits maps a semantic joint (e.g. "knee_flexion") to [low, high] in rad; JOINT_RANGES fills the rest.
+    """
+    ranges = {**JOINT_RANGES, **{k: tuple(v) for k, v in (limits or {}).items()}}
+    out: Any = 0.0
+    for side in SIDES:
+        for joint, (low, high) in ranges.items():
+            angle = np.asarray(f[f"{side}_{joint}"])
+            out = out + np.maximum(0.0, low + margin - angle) + np.maximum(0.0, angle - (high - margin))
+    return -np.asarray(out)
+
+
+def com_height_variance(f: FeatureLike) -> np.ndarray:
+    """-(com_height - its mean over the window)² (m²): bobbing; its time mean is minus the variance."""
+    com = np.asarray(f["com_height"])
+    return -np.square(com - com.mean(axis=1, keepdims=True))
+
+
+_FOOT = tuple(f"{s}_{k}" for s in SIDES for k in ("foot_pos", "foot_vel", "foot_contact", "foot_height",
+                                                  "heel_pos", "toe_pos"))
+_JOINT = tuple(f"{s}_{j}" for s in SIDES for j in JOINTS)
+
+
+def _term(function: Callable[..., np.ndarray], units: str, sign: str, reads: tuple[str, ...],
+          choices: dict[str, tuple[Any, ...]] | None = None) -> LibraryTerm:
+    defaults = {k: v for k, v in (function.__kwdefaults__ or {}).items()}
+    meaning = (function.__doc__ or "").strip().splitlines()[0]
+    return LibraryTerm(function.__name__, function, defaults, units, sign, meaning, reads, choices or {})
+
+
+TERMS: dict[str, LibraryTerm] = {
+    t.name: t for t in [
+        _term(height, "-", "+", ("root_height",)),
+        _term(base_height, "m²", "-", ("root_height",)),
+        _term(alive, "0/1", "+", ("root_height",)),
+        _term(upright, "-", "+", tuple(f"{p}_up" for p in PARTS), {"part": PARTS}),
+        _term(balance, "m", "-", ("com_pos", *_FOOT)),
+        _term(feet_crossing, "m", "-", ("heading", *_FOOT)),
+        _term(forward_velocity, "m/s", "+", ("forward_vel",)),
+        _term(velocity_tracking, "-", "+", ("forward_vel", "lateral_vel")),
+        _term(side_velocity, "m/s", "-", ("lateral_vel",)),
+        _term(heading, "-", "+", ("heading",)),
+        _term(yaw_rate, "-", "+", ("yaw_rate",)),
+        _term(nonfoot_contact, "count", "-", ("nonfoot_contact",)),
+        _term(joint_posture, "rad²", "-", _JOINT),
+        _term(feet_air_time, "s", "+", ("time", *_FOOT)),
+        _term(torques, "N² or N²·m²", "-", ("actuator_force",)),
+        _term(foot_slip, "m²/s²", "-", _FOOT),
+        _term(knee_distance, "rad", "-", _JOINT),
+        _term(feet_distance, "m", "-", ("heading", *_FOOT)),
+        _term(action_smoothness, "ctrl²", "-", ("ctrl",)),
+        _term(knee_extension, "rad²", "-", (*_JOINT, *_FOOT)),
+        _term(toe_direction, "-", "+", ("heading", *_FOOT)),
+        _term(ankle_stance, "rad²", "-", (*_JOINT, *_FOOT)),
+        _term(gait_symmetry, "-", "-", (*_JOINT, *_FOOT)),
+        _term(cadence, "-", "-", _FOOT),
+        _term(foot_clearance, "m²", "-", _FOOT),
+        _term(muscle_effort, "-", "-", ("muscle_activation", "ctrl")),
+        _term(joint_limits, "rad", "-", _JOINT),
+        _term(com_height_variance, "m²", "-", ("com_height",)),
+    ]
+}
+"""The library, by name."""
+
+
+def library_reference() -> str:
+    """The library as a Markdown table (name | parameters | units | sign | meaning) for prompts and docs."""
+    rows = ["| term | parameters (defaults) | units | sign | meaning |", "|---|---|---|---|---|"]
+    for term in TERMS.values():
+        params = ", ".join(f"{k}={v!r}" for k, v in term.params.items()) or "-"
+        rows.append(f"| `lib.{term.name}(f{', ...' if term.params else ''})` | {params} | {term.units} | "
+                    f"{term.sign} | {term.meaning} |")
+    return "\n".join(rows)
+
+
+class TermNamespace:
+    """The `lib` object programs see: one attribute per library term, nothing else."""
+
+    def __init__(self) -> None:
+        for name, term in TERMS.items():
+            object.__setattr__(self, name, term.function)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("lib is read-only")
