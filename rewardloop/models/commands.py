@@ -2,8 +2,62 @@
 
 from __future__ import annotations
 
+import argparse
+import json
+from typing import Any
+
 from rewardloop.cli_base import AddCommand
+
+
+def cmd_models(args: argparse.Namespace) -> None:
+    """List model backends, the model strings they take and the environment variables they read keys from."""
+    import os
+
+    from rewardloop.models.accounting import PRICES_PER_MTOK
+    from rewardloop.models.base import BACKENDS, KEY_ENV
+
+    examples = {"builtin": "builtin", "openai": "openai:gpt-4o | openai:NAME@http://host:8000/v1[#KEY_ENV]",
+                "gemini": "gemini:gemini-2.0-flash", "anthropic": "anthropic:claude-sonnet-4-0"}
+    for name, summary in BACKENDS.items():
+        keys = ", ".join(f"{k} ({'set' if os.environ.get(k) else 'not set'})" for k in KEY_ENV[name]) or "none"
+        print(f"{name:<10} {summary}\n{'':<10} model string: {examples[name]}\n{'':<10} key: {keys}")
+    print("\nPriced models ($ per million input / output tokens; others are counted as $0):")
+    for label, (price_in, price_out) in PRICES_PER_MTOK.items():
+        print(f"  {label:<28} {price_in:>6.2f} / {price_out:.2f}")
+
+
+def cmd_critique(args: argparse.Namespace) -> None:
+    """Critique a saved trajectory against a description (builtin: rules over physics measurements)."""
+    from pathlib import Path
+
+    from rewardloop.cli import scene_from_args
+    from rewardloop.critic import make_critic
+    from rewardloop.errors import UserError
+    from rewardloop.models.cache import ResponseCache
+    from rewardloop.models.media import Media
+    from rewardloop.sim.rollout import Rollouts
+    from rewardloop.sim.scene import compile_scene
+
+    scene = compile_scene(scene_from_args(args))
+    rollouts = Rollouts.load(args.trajectory)
+    if rollouts.state.shape[-1] != scene.nstate:
+        raise UserError(f"{args.trajectory} was recorded in a different scene than {scene.scene.describe()}")
+    options: dict[str, Any] = {"cache": ResponseCache(args.cache)} if args.cache else {}
+    critic = make_critic(args.model, **options)
+    media = Media(video=Path(args.video)) if args.video else None
+    critique = critic.critique(args.description, scene, rollouts, media)
+    print(json.dumps(critique.to_dict(), indent=2))
 
 
 def register(add: AddCommand) -> None:
     """Add this package's subcommands: `add(name, handler)` returns the subparser to add arguments to."""
+    from rewardloop.cli import _scene_arguments
+
+    add("models", cmd_models)
+    critique = add("critique", cmd_critique)
+    _scene_arguments(critique)
+    critique.add_argument("--trajectory", required=True, help="a saved trajectory (.npz from rewardloop)")
+    critique.add_argument("--description", required=True, help="what the motion should be")
+    critique.add_argument("--model", default="builtin", help="critic model string (see `rewardloop models`)")
+    critique.add_argument("--video", help="an .mp4 of the motion, for critics that take video")
+    critique.add_argument("--cache", help="response cache directory (replays identical requests at no cost)")

@@ -1,0 +1,466 @@
+"""Designers: turn the best reward program and its critique into K new candidate programs.
+
+`Designer` asks a language model. Its prompt holds the description, the feature reference, the program
+format and term library, the current best program, the critique, per-term statistics, task metrics and the
+history of edits tried; it answers with K programs in code blocks. Each goes through the reward checker, and
+a failing one goes back to the model with the checker's report for up to `max_repairs` repairs.
+
+`BuiltinDesigner` is the offline default. It is not a language model: it maps the critique's suggestions to
+reward edits with fixed rules (raise or lower a weight, add a library term, drop a conflicting one) and can
+tune weights with CMA-ES on a task metric (`tune_weights`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from rewardloop.control.metrics import TaskMetrics
+from rewardloop.models.base import Message, ModelBackend, ModelSpec
+from rewardloop.models.critique import Critique, Suggestion
+from rewardloop.models.prompts import render_prompt
+from rewardloop.reward.base import TermStats
+from rewardloop.reward.library import TERMS
+from rewardloop.reward.program import ProgramError, RewardProgram
+from rewardloop.sim.features import FEATURES
+from rewardloop.sim.scene import CompiledScene
+
+Status = Literal["ok", "failed"]
+
+
+@dataclass(frozen=True)
+class EditRecord:
+    """An edit tried in an earlier iteration, for the designer's history."""
+
+    iteration: int
+    program_hash: str
+    change: str
+    """What was changed and why (the candidate's rationale)."""
+    score: float | None = None
+    """Critic score of its motion (0-10), None if it never ran."""
+    metric: float | None = None
+    """Task metric of its motion (e.g. distance walked, m)."""
+    kept: bool = False
+    """Whether it became the best program."""
+
+
+@dataclass(frozen=True)
+class DesignContext:
+    """Everything a designer is told."""
+
+    description: str
+    program: RewardProgram | None
+    """The current best program; None before any exists (write from scratch)."""
+    critique: Critique | None
+    """The critic's judgement of the best program's motion; None before any motion was judged."""
+    term_stats: dict[str, TermStats] = field(default_factory=dict)
+    """Term name -> statistics over the best program's motion."""
+    metrics: TaskMetrics | None = None
+    history: tuple[EditRecord, ...] = ()
+    scene: CompiledScene | None = None
+    """Scene the checker runs candidates in (None: the body's flat scene)."""
+    body: str = "humanoid"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One candidate: a checked program and why, or a failure after repairs."""
+
+    program: RewardProgram | None
+    """None when status is 'failed'."""
+    rationale: str
+    status: Status
+    problems: tuple[str, ...] = ()
+    """The checker's problems of the last attempt (for a failure)."""
+    repairs: int = 0
+    """Repair rounds it took."""
+    designer: str = ""
+
+
+class CheckResult(Protocol):
+    """What the designer needs from a check report (rewardloop.reward.check.CheckReport)."""
+
+    @property
+    def passed(self) -> bool: ...
+
+    @property
+    def problems(self) -> list[str]: ...
+
+    def to_text(self) -> str: ...
+
+
+Checker = Callable[[str], CheckResult]
+"""Program source -> check report."""
+
+
+def default_checker(context: DesignContext) -> Checker:
+    """The reward checker (rewardloop.reward.check.check_program) on the context's scene."""
+    from rewardloop.reward.check import check_program
+
+    return lambda source: check_program(source, context.scene, body=context.body)
+
+
+_CANDIDATE = re.compile(r"###\s*Candidate[^:\n]*:?\s*(?P<why>[^\n]*)\n(?P<between>.*?)```(?:python|py)?\s*\n"
+                        r"(?P<code>.*?)```", re.DOTALL)
+_BLOCK = re.compile(r"```(?:python|py)?\s*\n(.*?)```", re.DOTALL)
+
+
+def parse_candidates(text: str) -> list[tuple[str, str]]:
+    """(rationale, source) pairs from '### Candidate N: why' headings with code blocks, or bare code blocks."""
+    found = [(m.group("why").strip(), m.group("code")) for m in _CANDIDATE.finditer(text)]
+    return found or [("", code) for code in _BLOCK.findall(text)]
+
+
+def _stats_table(stats: dict[str, TermStats]) -> str:
+    if not stats:
+        return "(not measured)"
+    rows = [f"- {name}: weight {s.weight:g}, mean {s.mean:.4g}, min {s.min:.4g}, max {s.max:.4g}, "
+            f"share {s.share:.0%}" for name, s in stats.items()]
+    return "\n".join(rows)
+
+
+def _critique_text(critique: Critique | None) -> str:
+    if critique is None:
+        return "(no motion judged yet)"
+    lines = [f"score {critique.score:g}/10, success {critique.success}. {critique.summary}"]
+    lines += [f"- issue ({i.part}{'' if i.time_s is None else f', t = {i.time_s:.2f} s'}): {i.problem}"
+              for i in critique.issues]
+    lines += [f"- suggestion: {s.action} {s.term}{f' {s.params}' if s.params else ''} ({s.reason})"
+              for s in critique.suggestions]
+    return "\n".join(lines)
+
+
+def _history_text(history: Sequence[EditRecord]) -> str:
+    if not history:
+        return "(none yet)"
+    def number(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3g}"
+
+    return "\n".join(f"- iteration {h.iteration}, program {h.program_hash}: {h.change} -> score {number(h.score)}, "
+                     f"metric {number(h.metric)}{' (kept)' if h.kept else ''}" for h in history)
+
+
+def design_prompt(context: DesignContext, k: int) -> str:
+    """The designer prompt (rewardloop/prompts/designer_v1.md) filled in."""
+    from rewardloop.reward.program import format_reference
+    from rewardloop.sim.features import reference_table
+
+    metrics = "(not measured)" if context.metrics is None else ", ".join(
+        f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in context.metrics.to_dict().items())
+    scene = context.scene.scene.describe() if context.scene is not None else context.body
+    program = context.program.source.strip() if context.program else "# none yet: write the first program"
+    return render_prompt("designer_v1", scene=scene, description=context.description, features=reference_table(),
+                         format=format_reference(),
+                         program=program,
+                         term_stats=_stats_table(context.term_stats), metrics=metrics,
+                         critique=_critique_text(context.critique), history=_history_text(context.history), k=k)
+
+
+@dataclass(frozen=True)
+class DesignerConfig:
+    """How a model designer asks."""
+
+    temperature: float = 0.3
+    """Sampling temperature (MotionVL uses 0.3)."""
+    max_repairs: int = 2
+    """Times a candidate that fails the checker goes back to the model with the report."""
+    max_tokens: int = 6000
+    rounds: int = 2
+    """Requests made to collect K distinct candidates."""
+
+
+class Designer:
+    """A language-model designer: K candidate programs per call, each checked and repaired."""
+
+    def __init__(self, backend: ModelBackend, config: DesignerConfig = DesignerConfig(), *,
+                 checker: Callable[[DesignContext], Checker] = default_checker):
+        self.backend, self.config, self._checker = backend, config, checker
+        self.name = backend.name
+
+    def propose(self, context: DesignContext, k: int) -> list[Proposal]:
+        """Up to k proposals: distinct programs that passed the checker, or failures after repairs."""
+        prompt = design_prompt(context, k)
+        drafts: dict[str, tuple[str, str]] = {}
+        for _ in range(self.config.rounds):
+            answer = self.backend.complete([Message.user(prompt)], temperature=self.config.temperature,
+                                           max_tokens=self.config.max_tokens)
+            for rationale, source in parse_candidates(answer.text):
+                key = "\n".join(line.rstrip() for line in source.strip().splitlines())
+                if (context.program is None or key != context.program.source.strip()) and key not in drafts:
+                    drafts[key] = (rationale, source)
+            if len(drafts) >= k:
+                break
+        check = self._checker(context)
+        return [self._checked(prompt, rationale, source, check) for rationale, source in list(drafts.values())[:k]]
+
+    def _checked(self, prompt: str, rationale: str, source: str, check: Checker) -> Proposal:
+        for repair in range(self.config.max_repairs + 1):
+            report = check(source)
+            if report.passed:
+                return Proposal(RewardProgram.from_source(source), rationale, "ok", repairs=repair,
+                                designer=self.name)
+            if repair == self.config.max_repairs:
+                break
+            fix = render_prompt("repair_v1", program=source.strip(), report=report.to_text())
+            answer = self.backend.complete(
+                [Message.user(prompt), Message.assistant(f"### Candidate: {rationale}\n```python\n{source}```"),
+                 Message.user(fix)], temperature=self.config.temperature, max_tokens=self.config.max_tokens)
+            repaired = parse_candidates(answer.text)
+            if repaired:
+                rationale, source = repaired[0][0] or rationale, repaired[0][1]
+        return Proposal(None, rationale, "failed", tuple(report.problems), self.config.max_repairs, self.name)
+
+
+ADD_WEIGHTS: dict[str, float] = {
+    "foot_clearance": 20.0, "muscle_effort": 0.05, "torques": 1e-4, "velocity_tracking": 2.0, "yaw_rate": 2.0,
+    "side_velocity": 0.5, "heading": 0.5, "gait_symmetry": 0.5, "cadence": 0.5, "action_smoothness": 0.5,
+}
+"""Starting weight of a library term the builtin designer adds (1.0 when not listed), sized from the canonical
+programs so the new term neither vanishes nor dominates."""
+
+CONFLICTS: dict[str, tuple[str, ...]] = {
+    "velocity_tracking": ("forward_velocity",),
+    "yaw_rate": ("heading",),
+    "knee_extension": ("joint_posture",),
+}
+"""Adding the key term makes these library terms work against it; the strong candidate drops them."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One reward edit derived from a suggestion."""
+
+    suggestion: Suggestion
+    strength: float
+    """Weight factor for increase/decrease (a decrease divides), multiplier of the starting weight for add."""
+
+
+def term_reads(program: RewardProgram) -> dict[str, tuple[set[str], set[str]]]:
+    """Term name -> (array features it reads directly, library terms it calls)."""
+    functions = {n.name: n for n in ast.parse(program.source).body if isinstance(n, ast.FunctionDef)}
+    out: dict[str, tuple[set[str], set[str]]] = {}
+    for name in program.term_names:
+        reads, calls = set(), set()
+        for node in ast.walk(functions[name]):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if node.value.id == "lib" and node.attr in TERMS:
+                    calls.add(node.attr)
+                elif node.attr in FEATURES:
+                    reads.add(node.attr)
+        out[name] = (reads, calls)
+    return out
+
+
+def matching_terms(program: RewardProgram, term: str) -> list[str]:
+    """Program terms that implement library term `term`: same name, a call of lib.term, or reading exactly the
+    features lib.term reads."""
+    library = set(TERMS[term].reads) if term in TERMS else None
+    return [name for name, (reads, calls) in term_reads(program).items()
+            if name == term or term in calls or (library is not None and not calls and reads and reads == library)]
+
+
+def apply_edit(program: RewardProgram, edit: Edit) -> RewardProgram:
+    """The program after one edit; unchanged when the edit does not apply (e.g. removing an absent term)."""
+    s, matches = edit.suggestion, matching_terms(program, edit.suggestion.term)
+    if s.action == "remove":
+        for name in matches:
+            if len(program.term_names) > 1:
+                program = program.without_term(name)
+        return program
+    if s.action == "add" and matches and s.params and s.term in TERMS:  # same term, new parameters: replace
+        name = matches[0]
+        weight = program.weights[name]
+        return program.without_term(name).with_library_term(s.term, weight, s.params, name=name) \
+            if len(program.term_names) > 1 else program
+    if matches and s.action in ("add", "increase", "decrease"):
+        factor = edit.strength if s.action != "decrease" else 1.0 / edit.strength
+        return program.with_weights({name: program.weights[name] * factor for name in matches})
+    if s.action in ("add", "increase") and s.term in TERMS:
+        weight = ADD_WEIGHTS.get(s.term, 1.0) * max(1.0, edit.strength / 2.0)
+        return program.with_library_term(s.term, weight, s.params or None)
+    return program
+
+
+def drop_conflicts(program: RewardProgram, added: Sequence[str]) -> RewardProgram:
+    """Remove terms that implement library terms conflicting with the ones just added."""
+    for term in added:
+        for rival in CONFLICTS.get(term, ()):
+            for name in matching_terms(program, rival):
+                if name in program.weights and len(program.term_names) > 1:
+                    program = program.without_term(name)
+    return program
+
+
+BUILTIN_LABEL = "builtin (rule-based reward edits from the critique, not a language model)"
+
+
+class BuiltinDesigner:
+    """Rule-based edits from the critique's suggestions (see apply_edit); offline and deterministic per seed.
+
+    Candidates, in order: every suggestion applied (weights ×2); every suggestion applied strongly (×4) with
+    conflicting terms dropped; each suggestion alone; then random log-normal weight perturbations of the first.
+    """
+
+    name = "builtin"
+
+    def __init__(self, *, seed: int = 0, spread: float = 0.5,
+                 checker: Callable[[DesignContext], Checker] | None = None):
+        self.seed, self.spread, self._checker = seed, spread, checker
+
+    def propose(self, context: DesignContext, k: int) -> list[Proposal]:
+        """Up to k distinct programs, each different from the current one."""
+        import numpy as np
+
+        program = context.program or starting_program(context.description)
+        critique = context.critique or Critique(False, 0.0)
+        usable = [s for s in critique.suggestions if s.term in TERMS or s.term in program.weights]
+        plans: list[tuple[str, list[Edit], bool]] = []
+        if usable:
+            plans.append(("apply every suggestion: " + _describe(usable), [Edit(s, 2.0) for s in usable], False))
+            plans.append(("apply every suggestion strongly, drop conflicting terms: " + _describe(usable),
+                          [Edit(s, 4.0) for s in usable], True))
+            plans += [(f"only {_describe([s])}: {s.reason}", [Edit(s, 2.0)], False) for s in usable]
+        seen, proposals = {context.program.hash} if context.program else set(), list[Proposal]()
+        if context.program is None:
+            self._add(proposals, seen, k, "starting program: library terms chosen from the description by rules",
+                      lambda: program)
+        for rationale, edits, drop in plans:
+            self._add(proposals, seen, k, rationale, functools.partial(self._edited, program, edits, drop))
+        rng = np.random.default_rng(self.seed)
+        base = proposals[0].program if proposals and proposals[0].program else program
+        for _ in range(20 * k):
+            if len(proposals) >= k:
+                break
+            factors = np.exp(rng.normal(0.0, self.spread, len(base.term_names)))
+            weights = {n: round(w * float(f), 4) for (n, w), f in zip(base.weights.items(), factors, strict=True)}
+            self._add(proposals, seen, k, "explore: weights scaled by random log-normal factors",
+                      functools.partial(base.with_weights, weights))
+        return self._checked(context, proposals)
+
+    def _edited(self, program: RewardProgram, edits: list[Edit], drop: bool) -> RewardProgram:
+        for edit in edits:
+            program = apply_edit(program, edit)
+        added = [e.suggestion.term for e in edits if e.suggestion.action in ("add", "increase")]
+        return drop_conflicts(program, added) if drop else program
+
+    def _add(self, proposals: list[Proposal], seen: set[str], k: int, rationale: str,
+             make: Callable[[], RewardProgram]) -> None:
+        from rewardloop.errors import UserError
+
+        if len(proposals) >= k:
+            return
+        try:
+            program = make()
+        except (ProgramError, UserError):
+            return  # an edit that cannot apply to this program is skipped
+        if program.hash not in seen:
+            seen.add(program.hash)
+            proposals.append(Proposal(program, rationale, "ok", designer=BUILTIN_LABEL))
+
+    def _checked(self, context: DesignContext, proposals: list[Proposal]) -> list[Proposal]:
+        if self._checker is None:
+            return proposals  # built only from validated programs and vetted library terms
+        check = self._checker(context)
+        out = []
+        for p in proposals:
+            report = check(p.program.source) if p.program else None
+            ok = report is None or report.passed
+            out.append(p if ok else Proposal(None, p.rationale, "failed", tuple(report.problems if report else ()),
+                                             0, p.designer))
+        return out
+
+
+def starting_program(description: str) -> RewardProgram:
+    """A library-only program for a description, chosen by the same keyword rules as the builtin critic."""
+    from rewardloop.models.physics import targets_from_description
+    from rewardloop.reward.program import format_weights
+
+    t = targets_from_description(description)
+    terms: list[tuple[str, float, dict[str, Any]]] = [
+        ("alive", 1.0, {}), ("upright", 1.0, {}), ("nonfoot_contact", 1.0, {}), ("action_smoothness", 0.5, {})]
+    if t.locomotion:
+        terms.append(("velocity_tracking", 2.0, {"forward": t.direction * (t.speed_mps or 1.0)}))
+    if t.turn:
+        terms.append(("yaw_rate", 2.0, {"target": 0.5 if t.turn == "left" else -0.5}))
+    elif t.locomotion:
+        terms += [("heading", 0.5, {"target": 0.0}), ("side_velocity", 0.5, {})]
+    if t.straight_knees:
+        terms.append(("knee_extension", 1.0, {"stance_only": True}))
+    if t.high_steps:
+        terms.append(("foot_clearance", 20.0, {"target": 0.1 if t.terrain == "stairs" else 0.06}))
+    if t.efficient:
+        terms.append(("muscle_effort", 0.05, {}))
+    functions = [f"def {name}(f):\n    return lib.{name}(f{''.join(f', {k}={v!r}' for k, v in params.items())})\n"
+                 for name, _, params in terms]
+    return RewardProgram.from_source("\n".join(functions) + "\n" + format_weights({n: w for n, w, _ in terms}))
+
+
+def _describe(suggestions: Sequence[Suggestion]) -> str:
+    return ", ".join(f"{s.action} {s.term}" + (f" {s.params}" if s.params else "") for s in suggestions)
+
+
+@dataclass(frozen=True)
+class TuneResult:
+    """Outcome of tune_weights."""
+
+    program: RewardProgram
+    """The best program found (the starting one if nothing beat it)."""
+    score: float
+    """Its task metric."""
+    start_score: float
+    """The starting program's task metric."""
+    evaluations: int
+    """Calls of `evaluate` made (the starting program included)."""
+    history: tuple[tuple[dict[str, float], float], ...]
+    """(weights, score) of every evaluation, in order."""
+
+
+def tune_weights(program: RewardProgram, evaluate: Callable[[RewardProgram], float], *, budget: int, seed: int,
+                 sigma: float = 0.5, popsize: int | None = None) -> TuneResult:
+    """CMA-ES (the `cma` package) over log-weights, maximizing `evaluate(program)` (a task metric, higher is
+    better) with at most `budget` evaluations. Weights keep their signs; log-factors stay within ±3."""
+    import warnings
+
+    import numpy as np
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # cma warns when matplotlib is missing
+        import cma
+
+    names, base = program.term_names, np.array(list(program.weights.values()))
+    start = float(evaluate(program))
+    history = [(dict(program.weights), start)]
+    best, best_score = program, start
+    size = max(2, min(popsize or 4 + int(3 * np.log(len(names))), budget - 1))
+    if budget - 1 >= size:
+        es = cma.CMAEvolutionStrategy(np.zeros(len(names)), sigma, {
+            "seed": seed + 1, "popsize": size, "bounds": [-3.0, 3.0], "verbose": -9})
+        for _ in range((budget - 1) // size):
+            xs = es.ask()
+            candidates = [program.with_weights(dict(zip(names, (base * np.exp(x)).tolist(), strict=True)))
+                          for x in xs]
+            scores = [float(evaluate(c)) for c in candidates]
+            history += [(dict(c.weights), s) for c, s in zip(candidates, scores, strict=True)]
+            es.tell(xs, [-s for s in scores])
+            top = int(np.argmax(scores))
+            if scores[top] > best_score:
+                best, best_score = candidates[top], scores[top]
+    return TuneResult(best, best_score, start, len(history), tuple(history))
+
+
+def make_designer(model: str | ModelSpec | ModelBackend = "builtin", *, config: DesignerConfig = DesignerConfig(),
+                  seed: int = 0, **backend_options: Any) -> Designer | BuiltinDesigner:
+    """The designer a model string (or backend) names; 'builtin' gives the offline BuiltinDesigner.
+
+    backend_options go to `rewardloop.models.client.make_backend` (ledger, cache, retry, timeout_s)."""
+    from rewardloop.models.client import make_backend
+
+    backend = model if not isinstance(model, (str, ModelSpec)) else make_backend(model, role="designer",
+                                                                                   **backend_options)
+    if backend.name == "builtin":
+        return BuiltinDesigner(seed=seed)
+    return Designer(backend, config)

@@ -1,0 +1,250 @@
+"""The one small interface every model backend speaks: messages in, text or parsed JSON and token usage out.
+
+A message is a role and a sequence of parts: text, images (PNG bytes with a caption such as a keyframe's time
+and view) and at most one video file. A backend is named by a model string:
+
+    builtin                                  rules over physics measurements, offline (no language model)
+    openai:gpt-4o                            api.openai.com, key from OPENAI_API_KEY
+    openai:qwen2.5-vl-72b@http://host:8000/v1  any OpenAI-compatible server (vLLM, Ollama, llama.cpp, ...)
+    gemini:gemini-2.0-flash                  google-genai, key from GEMINI_API_KEY or GOOGLE_API_KEY
+    anthropic:claude-sonnet-4-0              anthropic SDK, key from ANTHROPIC_API_KEY
+
+Keys are read from environment variables when a call is made and never stored in a spec, a cache key, a log,
+a run file or an error message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from rewardloop.errors import UserError, unknown_name
+
+Role = Literal["system", "user", "assistant"]
+
+
+class ModelError(UserError):
+    """A model call failed in a way a user can act on; the message is one line and never holds a key."""
+
+
+class TransientError(ModelError):
+    """A failure worth retrying: a timeout, HTTP 429 or 5xx."""
+
+    def __init__(self, message: str, *, retry_after_s: float | None = None):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text part of a message."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Image:
+    """An image part of a message."""
+
+    png: bytes
+    """PNG-encoded image."""
+    caption: str = ""
+    """What the image shows, e.g. 't = 0.60 s, side view'; sent as text just before the image."""
+
+    def digest(self) -> str:
+        return hashlib.sha256(self.png).hexdigest()
+
+
+@dataclass(frozen=True)
+class Video:
+    """A video file part of a message (only backends with `accepts_video` take it)."""
+
+    path: Path
+    """An .mp4 file."""
+    caption: str = ""
+
+    def digest(self) -> str:
+        return hashlib.sha256(Path(self.path).read_bytes()).hexdigest()
+
+
+Part = Text | Image | Video
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: Role
+    parts: tuple[Part, ...]
+    """Text, images and videos, in order."""
+
+    @classmethod
+    def system(cls, text: str) -> Message:
+        return cls("system", (Text(text),))
+
+    @classmethod
+    def user(cls, *parts: str | Part) -> Message:
+        """A user message; plain strings become Text parts."""
+        return cls("user", tuple(Text(p) if isinstance(p, str) else p for p in parts))
+
+    @classmethod
+    def assistant(cls, text: str) -> Message:
+        return cls("assistant", (Text(text),))
+
+    @property
+    def text(self) -> str:
+        """All text parts joined (captions excluded)."""
+        return "\n".join(p.text for p in self.parts if isinstance(p, Text))
+
+    def fingerprint(self) -> dict[str, Any]:
+        """A JSON-able description that identifies the content (images and videos by hash) for cache keys."""
+        def one(part: Part) -> dict[str, str]:
+            if isinstance(part, Text):
+                return {"text": part.text}
+            kind = "image" if isinstance(part, Image) else "video"
+            return {kind: part.digest(), "caption": part.caption}
+        return {"role": self.role, "parts": [one(p) for p in self.parts]}
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens and estimated cost of one call (or a sum of calls)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    """Estimated from the price table in `rewardloop.models.accounting`; 0 for unknown models."""
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                     self.cost_usd + other.cost_usd)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A model's answer."""
+
+    text: str
+    """The raw text of the answer."""
+    parsed: Any = None
+    """The answer parsed and validated against the requested JSON schema; None without a schema."""
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str = "stop"
+    """'stop', or 'length' when the answer was cut at max_tokens."""
+    cached: bool = False
+    """True when replayed from the response cache (no call made, no cost)."""
+    model: str = ""
+    """The model string that answered (no key, no URL credentials)."""
+
+
+class ModelBackend(Protocol):
+    """Anything that answers chat messages."""
+
+    name: str
+    """The model string, e.g. 'openai:gpt-4o' (never with a key)."""
+    accepts_video: bool
+    """Whether Video parts can be sent; otherwise callers send keyframe images."""
+
+    def complete(self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None,
+                 temperature: float = 0.0, max_tokens: int = 2048) -> Completion:
+        """Answer the conversation; with a schema, `Completion.parsed` holds the validated JSON."""
+        ...
+
+
+BACKENDS: dict[str, str] = {
+    "builtin": "rules over physics measurements, offline; no language model, no network, no weights",
+    "openai": "any OpenAI-compatible chat-completions server (OpenAI, vLLM, Ollama, llama.cpp, LM Studio, ...)",
+    "gemini": "Google Gemini through google-genai, with video upload (pip install 'rewardloop[gemini]')",
+    "anthropic": "Anthropic Claude through the anthropic SDK (pip install 'rewardloop[anthropic]')",
+}
+"""Backend kinds by name."""
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model string."""
+
+    backend: str
+    """A key of BACKENDS."""
+    model: str = ""
+    """The provider's model name; '' for builtin."""
+    base_url: str | None = None
+    """Server for the openai backend; None means api.openai.com."""
+    key_env: str | None = None
+    """Environment variable holding the key (None: the backend's default variables)."""
+
+    def __str__(self) -> str:
+        if self.backend == "builtin":
+            return "builtin"
+        return f"{self.backend}:{self.model}" + (f"@{self.base_url}" if self.base_url else "")
+
+    @property
+    def label(self) -> str:
+        """backend:model, without the URL (for cache keys, logs and price lookup)."""
+        return "builtin" if self.backend == "builtin" else f"{self.backend}:{self.model}"
+
+
+def parse_model(text: str) -> ModelSpec:
+    """Parse 'builtin', 'openai:gpt-4o', 'openai:qwen2.5-vl-72b@http://host:8000/v1', 'gemini:gemini-2.0-flash'.
+
+    An optional '#ENV_NAME' suffix names the environment variable holding the key, e.g.
+    'openai:qwen-vl-max@https://dashscope.aliyuncs.com/compatible-mode/v1#DASHSCOPE_API_KEY'.
+    """
+    text = text.strip()
+    if text == "builtin":
+        return ModelSpec("builtin")
+    backend, sep, rest = text.partition(":")
+    if backend not in BACKENDS:
+        raise unknown_name("model backend", backend, BACKENDS)
+    rest, _, key_env = rest.partition("#")
+    model, _, base_url = rest.partition("@")
+    if not sep or not model:
+        raise UserError(f"model string {text!r} needs a model name, e.g. {backend}:NAME")
+    if base_url and backend != "openai":
+        raise UserError(f"only the openai backend takes a server URL (@URL); got {text!r}")
+    if base_url and not base_url.startswith(("http://", "https://")):
+        raise UserError(f"server URL must start with http:// or https://, got {base_url!r}")
+    if key_env and not key_env.replace("_", "").isalnum():
+        raise UserError(f"#{key_env} is not an environment variable name")
+    return ModelSpec(backend, model, base_url.rstrip("/") or None, key_env or None)
+
+
+KEY_ENV: dict[str, tuple[str, ...]] = {
+    "builtin": (),
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+}
+"""Environment variables each backend reads its key from, in order (a spec's key_env replaces them)."""
+
+
+def key_variables(spec: ModelSpec) -> tuple[str, ...]:
+    """The environment variables this spec reads its key from."""
+    return (spec.key_env,) if spec.key_env else KEY_ENV[spec.backend]
+
+
+def read_key(spec: ModelSpec, *, required: bool) -> str | None:
+    """The key from the environment; a ModelError naming the variable(s) if required and absent."""
+    import os
+
+    for name in key_variables(spec):
+        if os.environ.get(name):
+            return os.environ[name]
+    if required:
+        raise ModelError(f"{spec.label} needs a key: set {' or '.join(key_variables(spec))}")
+    return None
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """`text` with the secret (and any 'sk-...'-like token) removed, cut to one short line."""
+    import re
+
+    if secret:
+        text = text.replace(secret, "***")
+    text = re.sub(r"\b(sk-|AIza)[-_A-Za-z0-9*]{6,}", "***", text)
+    return " ".join(text.split())[:200]

@@ -1,0 +1,189 @@
+"""Physics descriptors of trajectories and the targets a description asks for, found by rules.
+
+This is what grounds every critic: the measured descriptors are stated to a model as ground truth, and the
+builtin critic judges them against `Targets` read from the description with regular expressions. It is a
+set of rules over physics measurements, not a learned model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from rewardloop.control.metrics import TaskMetrics, touchdowns
+from rewardloop.sim.features import Features
+
+
+def descriptor_arrays(features: Features) -> dict[str, np.ndarray]:
+    """Gait and posture descriptors of a batch, each a [B] array (NaN where undefined, e.g. no swing phase).
+
+    trunk_pitch_deg: mean torso lean, + forward; trunk_roll_deg: mean lean, + to the left;
+    trunk_tilt_max_deg: largest angle of the torso from vertical; knee_stance_deg / knee_swing_deg: mean knee
+    flexion (0 straight) while that foot is on / off the ground; steps_left/right: touchdowns; cadence_spm:
+    steps per minute; stride_symmetry: min/max of left and right touchdowns (1 = even); foot_clearance_m:
+    highest sole height in swing, mean of both feet; effort: mean squared control; min_height_fraction:
+    lowest pelvis height / standing height; mean_forward_vel: mean speed along the heading (m/s).
+    """
+    up, heading = features.torso_up, features.heading  # [B, T, 3], [B, T]
+    forward = up[..., 0] * np.cos(heading) + up[..., 1] * np.sin(heading)
+    left = -up[..., 0] * np.sin(heading) + up[..., 1] * np.cos(heading)
+    knees = np.stack([features.left_knee_flexion, features.right_knee_flexion], axis=-1)  # [B, T, 2]
+    contact = np.stack([features.left_foot_contact, features.right_foot_contact], axis=-1)  # [B, T, 2]
+    clearance = np.stack([features.left_foot_height, features.right_foot_height], axis=-1)
+    duration = features.time[:, -1] - features.time[:, 0] + features.dt
+    steps_left = touchdowns(features.left_foot_contact, features.dt).astype(float)
+    steps_right = touchdowns(features.right_foot_contact, features.dt).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        swing_peak = np.where(contact == 0, clearance, -np.inf).max(axis=1)  # [B, 2]
+        return {
+            "trunk_pitch_deg": np.degrees(np.arctan2(forward, up[..., 2])).mean(axis=1),
+            "trunk_roll_deg": np.degrees(np.arctan2(left, up[..., 2])).mean(axis=1),
+            "trunk_tilt_max_deg": np.degrees(np.arccos(np.clip(up[..., 2], -1.0, 1.0))).max(axis=1),
+            "knee_stance_deg": np.degrees((knees * contact).sum(axis=(1, 2)) / contact.sum(axis=(1, 2))),
+            "knee_swing_deg": np.degrees((knees * (1 - contact)).sum(axis=(1, 2)) / (1 - contact).sum(axis=(1, 2))),
+            "steps_left": steps_left,
+            "steps_right": steps_right,
+            "cadence_spm": (steps_left + steps_right) / duration * 60.0,
+            "stride_symmetry": np.minimum(steps_left, steps_right) / np.maximum(steps_left, steps_right),
+            "foot_clearance_m": np.where(np.isfinite(swing_peak), swing_peak, np.nan).mean(axis=1),
+            "effort": np.square(features.ctrl).mean(axis=(1, 2)) if features.ctrl.shape[-1] else 0.0 * duration,
+            "min_height_fraction": features.root_height.min(axis=1) / features.standing_height,
+            "mean_forward_vel": features.forward_vel.mean(axis=1),
+        }
+
+
+def physics_descriptors(features: Features, metrics: TaskMetrics, *, index: int = 0) -> dict[str, float | bool | None]:
+    """Task metrics and gait descriptors of trajectory `index`, rounded, with None where undefined."""
+    arrays = descriptor_arrays(features)
+    out: dict[str, float | bool | None] = {
+        "duration_s": round(metrics.duration, 3), "fell": metrics.fell,
+        "fall_time_s": None if metrics.fall_time is None else round(metrics.fall_time, 3),
+        "distance_m": round(metrics.distance, 3), "speed_mps": round(metrics.speed, 3),
+        "lateral_drift_m": round(metrics.lateral_drift, 3),
+        "heading_change_deg": round(float(np.degrees(metrics.heading_change)), 1), "steps": metrics.steps,
+    }
+    for name, values in arrays.items():
+        value = float(values[index])
+        out[name] = round(value, 3) if np.isfinite(value) else None
+    return out
+
+
+DESCRIPTOR_MEANINGS: dict[str, str] = {
+    "duration_s": "simulated time (s)",
+    "fell": "the pelvis dropped below 60 % of standing height or a non-foot part touched the ground",
+    "fall_time_s": "when the fall began (s)",
+    "distance_m": "pelvis displacement along +x, the starting direction (m)",
+    "speed_mps": "distance / duration (m/s)",
+    "lateral_drift_m": "pelvis displacement to the left (m)",
+    "heading_change_deg": "turn from start to end, + = left (degrees)",
+    "steps": "foot touchdowns, both feet",
+    "trunk_pitch_deg": "mean torso lean, + = forward (degrees)",
+    "trunk_roll_deg": "mean torso lean sideways, + = left (degrees)",
+    "trunk_tilt_max_deg": "largest torso angle from vertical (degrees)",
+    "knee_stance_deg": "mean knee flexion while the foot is on the ground, 0 = straight (degrees)",
+    "knee_swing_deg": "mean knee flexion while the foot is in the air (degrees)",
+    "steps_left": "left foot touchdowns",
+    "steps_right": "right foot touchdowns",
+    "cadence_spm": "steps per minute (humans walk at 100-120)",
+    "stride_symmetry": "min/max of left and right touchdowns, 1 = even",
+    "foot_clearance_m": "highest sole height while swinging, mean of both feet (m)",
+    "effort": "mean squared control (0 = none, 1 = full)",
+    "min_height_fraction": "lowest pelvis height / standing height",
+    "mean_forward_vel": "mean pelvis speed along its own heading (m/s)",
+}
+"""What each descriptor means, for prompts and reports."""
+
+
+def descriptor_table(descriptors: dict[str, float | bool | None]) -> str:
+    """Descriptors as '- name = value  (meaning)' lines for a prompt."""
+    return "\n".join(f"- {name} = {value}  ({DESCRIPTOR_MEANINGS.get(name, '')})"
+                     for name, value in descriptors.items())
+
+
+WALK_SPEED_MPS = 0.8
+"""Speed that counts as full progress when a description asks to walk without naming a speed (m/s)."""
+RUN_SPEED_MPS = 2.0
+SLOW_SPEED_MPS = 0.4
+
+
+@dataclass(frozen=True)
+class Targets:
+    """What a description asks for, as far as the rules understand it."""
+
+    locomotion: bool
+    """The body should travel (walk, run, move, climb...)."""
+    direction: int
+    """+1 forward, -1 backward, 0 stay in place."""
+    speed_mps: float | None
+    """Wanted speed (m/s) when the description names one or says fast/slow/run; None otherwise."""
+    turn: str | None
+    """'left' or 'right' when asked to turn."""
+    turn_deg: float
+    """How far to turn (degrees); 90 unless stated."""
+    upright: bool
+    straight_knees: bool
+    high_steps: bool
+    """Lift the feet: asked for, or implied by rough ground or stairs."""
+    terrain: str | None
+    """'rough', 'stairs' or 'slope' when the description mentions it."""
+    straight_line: bool
+    efficient: bool
+    symmetric: bool
+    understood: tuple[str, ...]
+    """The phrases the rules recognised, for the critique's summary."""
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+_RULES: dict[str, str] = {
+    "backward": r"\bbackwards?\b|\breverse\b",
+    "stay": r"\bstand(ing)?\b|\bbalance\b|\bin place\b|\bstay\b|\bstill\b",
+    "travel": r"\bwalk|\brun|\bjog|\bmove|\bgo\b|\bgoes\b|\btravel|\bclimb|\bstride|\bstep forward|\bstroll|\bmarch",
+    "run": r"\brun|\bsprint|\bjog",
+    "fast": r"\bfast\b|\bquick(ly)?\b|\brapid(ly)?\b|\bbrisk(ly)?\b",
+    "slow": r"\bslow(ly)?\b|\bcareful(ly)?\b|\bgentl[ey]\b",
+    "upright": r"\bupright\b|\berect\b|\bstraight (back|trunk|torso|posture)\b|\bwithout lean|\bnot lean|\btall\b",
+    "straight_knees": r"\bstraight(ened)? (knees?|legs?)\b|\bknees? straight\b|\bstiff[- ]legged\b|"
+                      r"\bextended knees?\b|\bwithout bending the knees?\b|\blocked knees?\b",
+    "high_steps": r"\bhigh (knees?|steps?)\b|\blift (the |its |their |your )?(feet|legs|knees)\b|\bmarch",
+    "rough": r"\brough\b|\buneven\b|\bbumpy\b",
+    "stairs": r"\bstairs?\b|\bstaircase\b|\bsteps up\b",
+    "slope": r"\bslope\b|\bhill\b|\bincline\b|\buphill\b|\bramp\b",
+    "straight_line": r"\bstraight line\b|\bstraight ahead\b|\bwithout drift|\bno drift",
+    "efficient": r"\befficient(ly)?\b|\benergy\b|\brelaxed\b|\bsmooth(ly)?\b|\beffortless",
+    "symmetric": r"\bsymmetric(al)?\b|\beven gait\b|\bwithout limping\b|\bno limp",
+}
+_SPEED = re.compile(r"(\d+(?:\.\d+)?)\s*(?:m/s|m s-1|met(?:er|re)s? per second)")
+_TURN = re.compile(r"\bturn(?:s|ing)?\s+(?:to\s+(?:the|its|his|her)\s+)?(left|right)\b|\b(left|right) turn\b")
+_DEGREES = re.compile(r"(\d+(?:\.\d+)?)\s*(?:°|deg\b|degrees?)")
+
+
+def targets_from_description(description: str) -> Targets:
+    """Targets read from the description by keyword rules (see _RULES); unknown words are ignored."""
+    text = description.lower()
+    hit = {name: re.search(pattern, text) is not None for name, pattern in _RULES.items()}
+    turn_match = _TURN.search(text)
+    turn = (turn_match.group(1) or turn_match.group(2)) if turn_match else None
+    degrees = _DEGREES.search(text)
+    travel = hit["travel"] or hit["backward"] or (not hit["stay"] and not turn)
+    terrain = next((name for name in ("stairs", "rough", "slope") if hit[name]), None)
+    understood = tuple(name for name, found in hit.items() if found) + ((f"turn {turn}",) if turn else ())
+    return Targets(
+        locomotion=travel, direction=0 if not travel else (-1 if hit["backward"] else 1),
+        speed_mps=_speed(text, hit), turn=turn, turn_deg=float(degrees.group(1)) if degrees else 90.0,
+        upright=hit["upright"], straight_knees=hit["straight_knees"],
+        high_steps=hit["high_steps"] or terrain in ("rough", "stairs"), terrain=terrain,
+        straight_line=hit["straight_line"] or (travel and not turn), efficient=hit["efficient"],
+        symmetric=hit["symmetric"], understood=understood)
+
+
+def _speed(text: str, hit: dict[str, bool]) -> float | None:
+    match = _SPEED.search(text)
+    if match:
+        return float(match.group(1))
+    if hit["run"] or hit["fast"]:
+        return RUN_SPEED_MPS if hit["run"] else 1.2
+    return SLOW_SPEED_MPS if hit["slow"] else None

@@ -1,0 +1,235 @@
+"""The builtin critic's rules: measured descriptors judged against the targets read from a description.
+
+Each check returns a `Finding`: a score in [0, 1], its weight, and, when the motion falls short, an issue and
+the reward edits that should help (named after library terms). Physics gates cap the overall score whatever
+any critic believes: a body that fell, or that did not travel when asked to, cannot be scored well.
+This is a set of hand-written rules over physics measurements, not a learned model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from rewardloop.models.critique import Action, Issue, Suggestion
+from rewardloop.models.physics import WALK_SPEED_MPS, Targets
+
+Descriptors = dict[str, float | bool | None]
+
+NO_PROGRESS_CAP = 3.0
+"""Highest score for a motion that did not travel when asked to."""
+FALL_CAP = 3.0
+"""Highest score for a fall at the very end; a fall at time t caps at FALL_CAP × t / duration."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's verdict."""
+
+    check: str
+    score: float
+    """0 (fails) to 1 (meets the target)."""
+    weight: float
+    """Importance in the overall score; checks the description asked for weigh more."""
+    issue: Issue | None = None
+    suggestions: tuple[Suggestion, ...] = ()
+
+
+@dataclass(frozen=True)
+class Gate:
+    """A physics fact that caps any critic's score and forbids success."""
+
+    check: str
+    """The check (in CHECKS) this gate settles."""
+    cap: float
+    """Highest allowed score (0-10)."""
+    reason: str
+    issue: Issue
+
+
+def _num(d: Descriptors, name: str, default: float = float("nan")) -> float:
+    value = d.get(name)
+    return default if value is None else float(value)
+
+
+def physics_gates(targets: Targets, d: Descriptors) -> list[Gate]:
+    """The hard facts: a fall, and no progress (or the wrong way) when asked to travel."""
+    gates = []
+    if d.get("fell"):
+        t, duration = _num(d, "fall_time_s", 0.0), _num(d, "duration_s", 1.0)
+        gates.append(Gate("fall", round(FALL_CAP * t / duration, 2), f"fell at {t:.2f} s",
+                          Issue("whole body", f"the body fell at {t:.2f} s (pelvis low or a non-foot part on the "
+                                "ground)", t)))
+    if targets.locomotion and targets.turn is None:
+        progress = targets.direction * _num(d, "speed_mps", 0.0)
+        if progress < 0.1 * WALK_SPEED_MPS:
+            way = "forward" if targets.direction > 0 else "backward"
+            gates.append(Gate("speed", NO_PROGRESS_CAP, f"no progress {way} ({progress:.2f} m/s)",
+                              Issue("pelvis", f"travelled {progress:.2f} m/s {way}; the task asks to move {way}")))
+    return gates
+
+
+def _fall(t: Targets, d: Descriptors) -> Finding:
+    if not d.get("fell"):
+        return Finding("fall", 1.0, 3.0)
+    time = _num(d, "fall_time_s", 0.0)
+    return Finding("fall", 0.0, 3.0, Issue("whole body", f"fell at {time:.2f} s", time), (
+        Suggestion("alive", "add", "reward every step the pelvis stays high"),
+        Suggestion("upright", "increase", "the trunk tipped over before the fall"),
+        Suggestion("nonfoot_contact", "add", "penalise knees, hands or trunk touching the ground")))
+
+
+def _progress(t: Targets, d: Descriptors) -> Finding:
+    if not t.locomotion and t.turn is not None:
+        return Finding("stay", 1.0, 0.0)  # turning on the spot: some wandering is expected
+    if not t.locomotion:
+        drift = float(np.hypot(_num(d, "distance_m", 0.0), _num(d, "lateral_drift_m", 0.0)))
+        score = float(np.clip(1.0 - (drift - 0.2) / 0.5, 0.0, 1.0))
+        issue = Issue("pelvis", f"wandered {drift:.2f} m while asked to stay in place") if score < 0.8 else None
+        return Finding("stay", score, 2.0, issue, (Suggestion("velocity_tracking", "add", "hold still",
+                                                              {"forward": 0.0, "lateral": 0.0}),) if issue else ())
+    speed = _num(d, "mean_forward_vel", 0.0) if t.turn else t.direction * _num(d, "speed_mps", 0.0)
+    wanted = t.speed_mps
+    if wanted is None:
+        score = float(np.clip(speed / WALK_SPEED_MPS, 0.0, 1.0))
+    else:
+        score = float(np.exp(-np.square((speed - wanted) / (0.5 * wanted))))
+    if score >= 0.8:
+        return Finding("speed", score, 3.0)
+    goal = f"about {wanted:g} m/s" if wanted is not None else f"at least {WALK_SPEED_MPS:g} m/s"
+    way = "backward" if t.direction < 0 else "forward"
+    action: Action = "decrease" if wanted is not None and speed > wanted else "increase"
+    target = t.direction * (wanted if wanted is not None else WALK_SPEED_MPS)
+    return Finding("speed", score, 3.0, Issue("pelvis", f"moved {speed:.2f} m/s {way}, wanted {goal}"), (
+        Suggestion("velocity_tracking", "add" if action == "increase" else "increase",
+                   f"track {target:g} m/s {way}", {"forward": target}),
+        Suggestion("forward_velocity", action if t.direction > 0 else "remove",
+                   "speed is off target" if t.direction > 0 else "it rewards moving forward, the task is backward")))
+
+
+def _turn(t: Targets, d: Descriptors) -> Finding:
+    sign = 1.0 if t.turn == "left" else -1.0
+    if t.turn is None:
+        return Finding("turn", 1.0, 0.0)
+    turned = sign * _num(d, "heading_change_deg", 0.0)
+    score = float(np.clip(turned / t.turn_deg, 0.0, 1.0)) * (0.5 if turned > 1.6 * t.turn_deg else 1.0)
+    if score >= 0.8:
+        return Finding("turn", score, 3.0)
+    rate = sign * float(np.clip(np.radians(t.turn_deg) / max(_num(d, "duration_s", 1.0), 1e-6), 0.2, 1.0))
+    return Finding("turn", score, 3.0, Issue("pelvis", f"turned {turned:.0f}° {t.turn}, wanted {t.turn_deg:.0f}°"), (
+        Suggestion("yaw_rate", "add", f"turn {t.turn} at {rate:.2f} rad/s", {"target": round(float(rate), 3)}),
+        Suggestion("heading", "remove", "holding the start heading fights the turn")))
+
+
+def _straight(t: Targets, d: Descriptors) -> Finding:
+    if not (t.locomotion and t.straight_line and t.turn is None):
+        return Finding("straight", 1.0, 0.0)
+    drift, turn = abs(_num(d, "lateral_drift_m", 0.0)), abs(_num(d, "heading_change_deg", 0.0))
+    score = float(np.clip(1.0 - max(drift - 0.2, 0.0) / 0.6 - max(turn - 15.0, 0.0) / 45.0, 0.0, 1.0))
+    if score >= 0.8:
+        return Finding("straight", score, 1.0)
+    return Finding("straight", score, 1.0, Issue("pelvis", f"drifted {drift:.2f} m sideways and turned {turn:.0f}°"), (
+        Suggestion("side_velocity", "add", "penalise sideways drift"),
+        Suggestion("heading", "add", "keep facing the start direction", {"target": 0.0})))
+
+
+def _upright(t: Targets, d: Descriptors) -> Finding:
+    pitch, roll = _num(d, "trunk_pitch_deg", 0.0), _num(d, "trunk_roll_deg", 0.0)
+    tilt = float(np.hypot(pitch, roll))
+    allowed = 8.0 if t.upright else 15.0
+    score = float(np.clip(1.0 - (tilt - allowed) / 25.0, 0.0, 1.0))
+    weight = 2.0 if t.upright else 0.5
+    if score >= 0.8:
+        return Finding("upright", score, weight)
+    lean = (f"{abs(pitch):.0f}° {'forward' if pitch > 0 else 'backward'}" if abs(pitch) >= abs(roll)
+            else f"{abs(roll):.0f}° to the {'left' if roll > 0 else 'right'}")
+    return Finding("upright", score, weight, Issue("torso", f"trunk leans {lean} on average"), (
+        Suggestion("upright", "increase", "keep the torso vertical"),))
+
+
+def _knees(t: Targets, d: Descriptors) -> Finding:
+    stance = _num(d, "knee_stance_deg", 0.0)
+    if not t.straight_knees or np.isnan(stance):
+        return Finding("knees", 1.0, 0.0)
+    score = float(np.clip(1.0 - (stance - 10.0) / 30.0, 0.0, 1.0))
+    if score >= 0.8:
+        return Finding("knees", score, 2.0)
+    return Finding("knees", score, 2.0, Issue("knees", f"knees bent {stance:.0f}° in stance, wanted near straight"), (
+        Suggestion("knee_extension", "add", "straighten the knees in stance", {"stance_only": True}),))
+
+
+def _clearance(t: Targets, d: Descriptors) -> Finding:
+    wanted = {"stairs": 0.1, "rough": 0.05}.get(t.terrain or "", 0.08 if t.high_steps else 0.0)
+    clearance = _num(d, "foot_clearance_m", 0.0)
+    if not (t.locomotion and t.high_steps) or wanted == 0.0:
+        return Finding("clearance", 1.0, 0.0)
+    clearance = 0.0 if np.isnan(clearance) else clearance
+    score = float(np.clip(clearance / wanted, 0.0, 1.0))
+    if score >= 0.8:
+        return Finding("clearance", score, 1.5)
+    return Finding("clearance", score, 1.5, Issue("feet", f"swing feet rise {clearance * 100:.1f} cm, "
+                                                           f"{wanted * 100:.0f} cm needed"), (
+        Suggestion("foot_clearance", "add", "lift the swing foot", {"target": wanted}),))
+
+
+def _stepping(t: Targets, d: Descriptors) -> Finding:
+    if not t.locomotion or d.get("fell"):
+        return Finding("stepping", 1.0, 0.0)
+    steps, cadence = _num(d, "steps", 0.0), _num(d, "cadence_spm", 0.0)
+    symmetry = _num(d, "stride_symmetry", 0.0)
+    if steps < 2:
+        return Finding("stepping", 0.0, 1.5, Issue("feet", f"{steps:.0f} steps: the body does not step"), (
+            Suggestion("feet_air_time", "add", "reward lifting each foot for a swing phase"),))
+    if (t.symmetric or steps >= 4) and symmetry < 0.6:
+        return Finding("stepping", symmetry, 1.5 if t.symmetric else 1.0, Issue(
+            "legs", f"uneven gait: {d.get('steps_left')} left and {d.get('steps_right')} right touchdowns"), (
+            Suggestion("gait_symmetry", "add", "make both legs step alike"),))
+    if not 50.0 <= cadence <= 160.0:
+        return Finding("stepping", 0.5, 1.0, Issue("legs", f"cadence {cadence:.0f} steps/min, humans walk 100-120"), (
+            Suggestion("cadence", "add", "bring the step rate near 1.8 steps/s"),))
+    return Finding("stepping", 1.0, 1.0)
+
+
+def _effort(t: Targets, d: Descriptors) -> Finding:
+    effort = _num(d, "effort", 0.0)
+    if not t.efficient:
+        return Finding("effort", 1.0, 0.0)
+    score = float(np.clip(1.0 - (effort - 0.1) / 0.3, 0.0, 1.0))
+    if score >= 0.8:
+        return Finding("effort", score, 1.0)
+    return Finding("effort", score, 1.0, Issue("muscles", f"mean squared control {effort:.2f} is high"), (
+        Suggestion("muscle_effort", "add", "penalise effort"),
+        Suggestion("action_smoothness", "add", "smooth the controls")))
+
+
+CHECKS: dict[str, Callable[[Targets, Descriptors], Finding]] = {
+    "fall": _fall, "speed": _progress, "turn": _turn, "straight": _straight, "upright": _upright,
+    "knees": _knees, "clearance": _clearance, "stepping": _stepping, "effort": _effort,
+}
+"""The builtin critic's checks, by name."""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """All checks combined."""
+
+    score: float
+    """0-10: 10 × weighted mean of check scores, capped by physics gates."""
+    success: bool
+    """No gate applies and every check scores at least 0.6."""
+    findings: tuple[Finding, ...]
+    gates: tuple[Gate, ...]
+
+
+def judge(targets: Targets, d: Descriptors) -> Judgement:
+    """Run every check and combine them."""
+    findings = tuple(check(targets, d) for check in CHECKS.values())
+    total = sum(f.weight for f in findings) or 1.0
+    score = 10.0 * sum(f.weight * f.score for f in findings) / total
+    gates = tuple(physics_gates(targets, d))
+    for gate in gates:
+        score = min(score, gate.cap)
+    success = not gates and all(f.score >= 0.6 for f in findings if f.weight > 0)
+    return Judgement(round(score, 2), success, findings, gates)

@@ -1,0 +1,196 @@
+"""Critics on real trajectories: physics descriptors (vectorized vs a plain loop), description rules, the builtin
+critic's verdicts, and a model critic against a scripted local server, grounded by physics gates."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from rewardloop.cli import main
+from rewardloop.control.metrics import batch_metrics
+from rewardloop.critic import BuiltinCritic, Critic, CriticConfig, Critique, make_critic, observe
+from rewardloop.errors import UserError
+from rewardloop.models.base import Completion, Video
+from rewardloop.models.client import RetryPolicy, make_backend
+from rewardloop.models.fakeserver import ScriptedChatServer, chat_reply
+from rewardloop.models.media import Media
+from rewardloop.models.physics import descriptor_arrays, physics_descriptors, targets_from_description
+from rewardloop.sim.rollout import Simulator, random_controls, zero_controls
+
+SMALL = CriticConfig(views=("side", "front"), keyframes=2, image_size=(64, 48))
+
+
+@pytest.fixture(scope="module")
+def motions(humanoid_flat):
+    """Real humanoid motions (5 ms steps): an unpowered collapse, a short stand, and a push forward."""
+    scene = humanoid_flat
+    pushed = scene.initial_state.copy()
+    pushed[1 + scene.model.nq] = 1.0  # pelvis x velocity 1 m/s at the start
+    with Simulator(scene, nthread=1) as sim:
+        return {"fall": sim.open_loop(zero_controls(scene, 1, 400)),      # 2 s: falls at about 1.6 s
+                "stand": sim.open_loop(zero_controls(scene, 1, 60)),      # 0.3 s: still upright
+                "push": sim.open_loop(zero_controls(scene, 1, 70), initial_state=pushed),  # 0.35 s, knees buckle
+                "random": sim.open_loop(random_controls(scene, 3, 120, seed=1))}
+
+
+def test_descriptors_match_a_plain_loop(humanoid_flat, motions):
+    features = motions["random"].features(humanoid_flat)
+    fast = descriptor_arrays(features)
+    for b in range(3):
+        knees, swing_top, pitch = [], [], []
+        for t in range(features.batch_shape[1]):
+            for side in ("left", "right"):
+                if features[f"{side}_foot_contact"][b, t] > 0:
+                    knees.append(features[f"{side}_knee_flexion"][b, t])
+            up, h = features.torso_up[b, t], features.heading[b, t]
+            pitch.append(math.degrees(math.atan2(up[0] * math.cos(h) + up[1] * math.sin(h), up[2])))
+        for side in ("left", "right"):
+            heights = [features[f"{side}_foot_height"][b, t] for t in range(features.batch_shape[1])
+                       if features[f"{side}_foot_contact"][b, t] == 0]
+            swing_top.append(max(heights) if heights else math.nan)
+        assert fast["knee_stance_deg"][b] == pytest.approx(math.degrees(np.mean(knees)))
+        assert fast["trunk_pitch_deg"][b] == pytest.approx(np.mean(pitch))
+        np.testing.assert_allclose(fast["foot_clearance_m"][b], np.mean(swing_top))
+
+
+def test_descriptors_of_a_fall(humanoid_flat, motions):
+    features = motions["fall"].features(humanoid_flat)
+    d = physics_descriptors(features, batch_metrics(features)[0])
+    assert d["fell"] is True and 0.5 < d["fall_time_s"] < 2.0 and d["duration_s"] == 2.0  # 400 × 5 ms
+    assert d["trunk_tilt_max_deg"] > 60 and d["min_height_fraction"] < 0.7  # lying down
+    assert d["effort"] == 0.0  # zero controls
+
+
+@pytest.mark.parametrize("description, expected", [
+    ("walk forward on rough ground with an upright trunk", dict(locomotion=True, direction=1, upright=True,
+                                                                 terrain="rough", high_steps=True)),
+    ("walk backward slowly", dict(direction=-1, speed_mps=0.4)),
+    ("run at 2.5 m/s with straight knees", dict(speed_mps=2.5, straight_knees=True)),
+    ("turn left by 45 degrees while walking", dict(turn="left", turn_deg=45.0, locomotion=True)),
+    ("stand still and balance", dict(locomotion=False, direction=0)),
+    ("climb the stairs", dict(terrain="stairs", high_steps=True, locomotion=True)),
+])
+def test_targets_from_description(description, expected):
+    targets = targets_from_description(description)
+    assert {k: getattr(targets, k) for k in expected} == expected
+
+
+def test_builtin_critic_fails_a_fall_with_an_issue_and_a_low_score(humanoid_flat, motions):
+    critique = BuiltinCritic().critique("walk forward with an upright trunk", humanoid_flat, motions["fall"])
+    fall_time = observe(humanoid_flat, motions["fall"]).descriptors["fall_time_s"]
+    assert critique.success is False
+    assert critique.score <= 3.0 * fall_time / 2.0  # fall cap: 3 × fall time / duration
+    assert "fell" in critique.issues[0].problem and critique.issues[0].time_s == fall_time
+    assert {("alive", "add"), ("upright", "increase")} <= {(s.term, s.action) for s in critique.suggestions}
+    assert "rules over physics measurements" in critique.critic and "not a vision model" in critique.summary
+
+
+def test_builtin_critic_asks_for_straight_knees_only_when_described(humanoid_flat, motions):
+    knees = observe(humanoid_flat, motions["push"]).descriptors["knee_stance_deg"]
+    assert knees > 25  # the push buckles the knees
+    asked = BuiltinCritic().critique("walk forward with straight knees", humanoid_flat, motions["push"])
+    assert any(i.part == "knees" for i in asked.issues)
+    extension = [s for s in asked.suggestions if s.term == "knee_extension"]
+    assert extension and extension[0].action == "add" and extension[0].params == {"stance_only": True}
+    plain = BuiltinCritic().critique("walk forward", humanoid_flat, motions["push"])
+    assert not any(s.term == "knee_extension" for s in plain.suggestions)
+
+
+def test_builtin_critic_passes_standing_and_fails_standing_for_a_walk(humanoid_flat, motions):
+    stand = BuiltinCritic().critique("stand still", humanoid_flat, motions["stand"])
+    assert stand.success and stand.score == 10.0 and not stand.issues
+    walk = BuiltinCritic().critique("walk forward", humanoid_flat, motions["stand"])
+    assert not walk.success and walk.score <= 3.0 and "asks to move forward" in walk.issues[0].problem
+    backward = BuiltinCritic().critique("walk backward at 0.5 m/s", humanoid_flat, motions["push"])
+    assert ("forward_velocity", "remove") in {(s.term, s.action) for s in backward.suggestions}
+    assert BuiltinCritic().compare("walk forward", observe(humanoid_flat, motions["push"]),
+                                   observe(humanoid_flat, motions["stand"])) == "a"
+
+
+def test_critique_round_trips_and_rejects_bad_scores():
+    data = {"success": False, "score": 4, "issues": [{"part": "torso", "problem": "leans", "time": 1.5}],
+            "suggestions": [{"term": "upright", "action": "increase", "reason": "lean"}], "summary": "meh"}
+    critique = Critique.from_dict(data, critic="openai:m")
+    assert critique.issues[0].time_s == 1.5 and Critique.from_dict(critique.to_dict()) == critique
+    with pytest.raises(UserError, match="action must be one of"):
+        Critique.from_dict({**data, "suggestions": [{"term": "x", "action": "double", "reason": ""}]})
+
+
+def _critique_json(success: bool, score: float) -> str:
+    return json.dumps({"success": success, "score": score, "summary": "looks great",
+                       "issues": [], "suggestions": [{"term": "upright", "action": "increase", "reason": "x"}]})
+
+
+def test_model_critic_sees_keyframes_and_physics_and_is_overridden_by_a_fall(humanoid_flat, motions):
+    with ScriptedChatServer([chat_reply(_critique_json(True, 9.0))]) as server:
+        critic = make_critic(f"openai:vl@{server.base_url}", config=SMALL)
+        critique = critic.critique("walk forward", humanoid_flat, motions["fall"])
+    content = server.requests[0]["messages"][0]["content"]
+    prompt = content[0]["text"]
+    assert "- fell = True" in prompt and "walk forward" in prompt and "ground truth" in prompt
+    captions = [c["text"] for c in content[1:] if c["type"] == "text"]
+    assert captions == ["t = 0.00 s, side view", "t = 0.00 s, front view", "t = 2.00 s, side view",
+                        "t = 2.00 s, front view"]  # 2 moments × 2 views, first and last frame
+    assert sum(c["type"] == "image_url" for c in content) == 4
+    # The model said 9/10 and success; physics says it fell: success withdrawn, score capped, issue added.
+    assert critique.success is False and critique.score <= 3.0 and critique.critic == "openai:vl"
+    assert "fell" in critique.issues[0].problem and "score 9 ->" in critique.overrides[0]
+
+
+def test_model_critic_sends_video_to_a_video_backend(humanoid_flat, motions, tmp_path):
+    video = tmp_path / "motion.mp4"
+    video.write_bytes(b"not really a video")
+
+    class VideoModel:
+        name, accepts_video = "fake:video", True
+
+        def __init__(self):
+            self.sent = []
+
+        def complete(self, messages, *, schema=None, temperature=0.0, max_tokens=2048):
+            self.sent.extend(messages[0].parts)
+            return Completion(_critique_json(True, 8.0), json.loads(_critique_json(True, 8.0)))
+
+    model = VideoModel()
+    critique = Critic(model, SMALL).critique("stand still", humanoid_flat, motions["stand"], Media(video=video))
+    assert [type(p) for p in model.sent[1:]] == [Video] and critique.success and critique.score == 8.0
+
+
+def test_compare_counts_only_consistent_answers(humanoid_flat, motions):
+    push, stand = observe(humanoid_flat, motions["push"]), observe(humanoid_flat, motions["stand"])
+
+    def prefers_first(request):  # a positional bias: always "1" -> inconsistent when swapped
+        return chat_reply('{"better": "1", "reason": "first looks better"}')
+
+    def prefers_faster(request):  # consistent: the motion with the larger distance
+        text = request["messages"][0]["content"][0]["text"]
+        first, second = (float(part.split("- distance_m = ")[1].split()[0])
+                         for part in text.split("## Motion 2")[:2])
+        return chat_reply(json.dumps({"better": "1" if first > second else "2", "reason": "distance"}))
+
+    for responder, verdict in ((prefers_first, "tie"), (prefers_faster, "a")):
+        with ScriptedChatServer(responder) as server:
+            critic = make_critic(f"openai:vl@{server.base_url}", config=SMALL, retry=RetryPolicy(1))
+            assert critic.compare("walk forward", push, stand) == verdict
+        assert len(server.requests) == 2  # asked twice, order swapped
+
+
+def test_compare_lets_physics_decide_a_fall_without_asking(humanoid_flat, motions):
+    fall, stand = observe(humanoid_flat, motions["fall"]), observe(humanoid_flat, motions["stand"])
+    with ScriptedChatServer([]) as server:
+        critic = make_critic(make_backend(f"openai:vl@{server.base_url}"), config=SMALL)
+        assert critic.compare("stand still", fall, stand) == "b"
+    assert server.requests == []
+
+
+def test_critique_command(tmp_path, capsys, motions):
+    motions["fall"].save(tmp_path / "fall.npz")
+    assert main(["critique", "--trajectory", str(tmp_path / "fall.npz"), "--description", "walk forward"]) == 0
+    critique = json.loads(capsys.readouterr().out)
+    assert critique["success"] is False and "fell" in critique["issues"][0]["problem"]
+    assert main(["critique", "--trajectory", str(tmp_path / "fall.npz"), "--description", "walk",
+                 "--model", "gpt4"]) == 2
+    assert "unknown model backend 'gpt4'" in capsys.readouterr().err

@@ -1,0 +1,151 @@
+"""Designers on real critiques: the builtin's rule-based edits, CMA-ES weight tuning on a task metric, and a model
+designer against a scripted local server whose failing candidates are repaired with the checker's report."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rewardloop.control.metrics import batch_metrics
+from rewardloop.critic import BuiltinCritic
+from rewardloop.designer import (
+    BuiltinDesigner,
+    DesignContext,
+    Designer,
+    DesignerConfig,
+    EditRecord,
+    make_designer,
+    matching_terms,
+    parse_candidates,
+    tune_weights,
+)
+from rewardloop.models.client import RetryPolicy, make_backend
+from rewardloop.models.critique import Critique, Suggestion
+from rewardloop.models.fakeserver import ScriptedChatServer, chat_reply
+from rewardloop.reward.canonical import canonical
+from rewardloop.reward.program import RewardProgram
+from rewardloop.sim.rollout import Simulator, random_controls, zero_controls
+
+
+@pytest.fixture(scope="module")
+def fall(humanoid_flat):
+    with Simulator(humanoid_flat, nthread=1) as sim:
+        return sim.open_loop(zero_controls(humanoid_flat, 1, 400))  # 2 s unpowered: falls
+
+
+def test_matching_terms_finds_library_equivalents():
+    walk = canonical("walk")  # upright calls lib.upright; forward_progress reads forward_vel only
+    assert matching_terms(walk, "upright") == ["upright"]
+    assert matching_terms(walk, "forward_velocity") == ["forward_progress"]
+    assert matching_terms(walk, "heading") == ["keep_heading"]
+    assert matching_terms(walk, "knee_extension") == []
+
+
+def test_builtin_designer_turns_a_fall_critique_into_distinct_edits(humanoid_flat, fall):
+    critique = BuiltinCritic().critique("walk forward", humanoid_flat, fall)
+    walk = canonical("walk")
+    proposals = BuiltinDesigner(seed=0).propose(DesignContext("walk forward", walk, critique), 6)
+    programs = [p.program for p in proposals]
+    assert len(proposals) == 6 and all(p.status == "ok" and p.program for p in proposals)
+    assert len({p.hash for p in programs} | {walk.hash}) == 7  # all distinct, none the current program
+    first = programs[0]
+    assert "alive" in first.weights and first.weights["upright"] == 2 * walk.weights["upright"]  # add; ×2
+    strong = programs[1]
+    assert strong.weights["upright"] == 4 * walk.weights["upright"]
+    assert "rule-based" in proposals[0].designer and "not a language model" in proposals[0].designer
+
+
+def test_builtin_designer_edits_for_knees_and_backward_walking():
+    knees = Critique(False, 5.0, suggestions=(
+        Suggestion("knee_extension", "add", "straighten", {"stance_only": True}),))
+    proposals = BuiltinDesigner().propose(DesignContext("walk with straight knees", canonical("walk"), knees), 3)
+    assert "lib.knee_extension(f, stance_only=True)" in proposals[0].program.source
+    backward = Critique(False, 2.0, suggestions=(
+        Suggestion("velocity_tracking", "add", "track", {"forward": -0.5}),
+        Suggestion("forward_velocity", "remove", "forward is wrong")))
+    strong = BuiltinDesigner().propose(DesignContext("walk backward", canonical("walk"), backward), 2)[1].program
+    assert "forward_progress" not in strong.weights and strong.weights["velocity_tracking"] == 4.0  # 2.0 × 4/2
+    assert "lib.velocity_tracking(f, forward=-0.5)" in strong.source
+
+
+def test_builtin_designer_starts_from_the_description_without_a_program():
+    proposals = BuiltinDesigner().propose(DesignContext("walk forward on stairs with straight knees", None, None), 3)
+    first = proposals[0].program
+    assert proposals[0].rationale.startswith("starting program")
+    assert {"velocity_tracking", "knee_extension", "foot_clearance", "alive"} <= set(first.weights)
+    assert len({p.program.hash for p in proposals}) == 3
+
+
+def test_tune_weights_improves_a_task_metric_with_cma(humanoid_flat):
+    """The 'optimizer' here is best-of-N selection among 24 fixed random rollouts: the reward picks the
+    trajectory it scores highest and the task metric is how far that one went. Tuning the weights of a program
+    whose forward term starts tiny must make the reward pick a farther trajectory."""
+    with Simulator(humanoid_flat, nthread=1) as sim:
+        features = sim.open_loop(random_controls(humanoid_flat, 24, 80, seed=3)).features(humanoid_flat)
+    distance = np.array([m.distance for m in batch_metrics(features)])
+    program = RewardProgram.from_source(
+        "def forward(f):\n    return lib.forward_velocity(f)\n\n"
+        "def upright(f):\n    return lib.upright(f)\n\n"
+        'WEIGHTS = {"forward": 0.01, "upright": 1.0}\n')
+
+    def evaluate(candidate: RewardProgram) -> float:
+        return float(distance[np.argmax(candidate.evaluate_trusted(features).returns())])
+
+    result = tune_weights(program, evaluate, budget=25, seed=0, sigma=1.5)
+    assert result.evaluations <= 25 and len(result.history) == result.evaluations
+    assert result.score >= result.start_score and result.score == max(s for _, s in result.history)
+    assert result.score > result.start_score  # forward weight grew relative to upright
+    assert result.program.weights["forward"] / result.program.weights["upright"] > 0.01
+    again = tune_weights(program, evaluate, budget=25, seed=0, sigma=1.5)
+    assert again.history == result.history  # deterministic per seed
+
+
+def test_parse_candidates():
+    text = ("### Candidate 1: more upright\n```python\nA = 1\n```\nsome words\n"
+            "### Candidate 2: faster\nbecause\n```py\nB = 2\n```")
+    assert parse_candidates(text) == [("more upright", "A = 1\n"), ("faster", "B = 2\n")]
+    assert parse_candidates("```python\nC = 3\n```") == [("", "C = 3\n")]
+
+
+GOOD = "def upright(f):\n    return lib.upright(f)\n\nWEIGHTS = {\"upright\": 2.0}\n"
+BAD = "def knees(f):\n    return f.knee_angle\n\nWEIGHTS = {\"knees\": 1.0}\n"
+FIXED = "def knees(f):\n    return -f.left_knee_flexion ** 2\n\nWEIGHTS = {\"knees\": 1.0}\n"
+
+
+def test_model_designer_checks_and_repairs_candidates(humanoid_flat):
+    answer = f"### Candidate 1: stand up straighter\n```python\n{GOOD}```\n### Candidate 2: knees\n```python\n{BAD}```"
+    script = [chat_reply(answer), chat_reply(f"### Candidate: use a real feature\n```python\n{FIXED}```")]
+    critique = Critique(False, 3.0, summary="bent knees")
+    context = DesignContext("walk with straight knees", canonical("walk"), critique, scene=humanoid_flat,
+                            history=(EditRecord(1, "abc", "raised upright", 4.0, 0.3, True),))
+    with ScriptedChatServer(script) as server:
+        designer = make_designer(f"openai:coder@{server.base_url}", retry=RetryPolicy(1))
+        proposals = designer.propose(context, 2)
+    assert [p.status for p in proposals] == ["ok", "ok"] and [p.repairs for p in proposals] == [0, 1]
+    assert proposals[1].program.weights == {"knees": 1.0} and proposals[1].rationale == "use a real feature"
+    prompt = server.requests[0]["messages"][0]["content"]
+    for part in ("walk with straight knees", "| `left_knee_flexion` |", "lib.knee_extension", "forward_progress",
+                 "bent knees", "iteration 1, program abc: raised upright -> score 4", "Write 2 different"):
+        assert part in prompt
+    assert server.requests[0]["temperature"] == 0.3
+    repair = server.requests[1]["messages"][-1]["content"]
+    assert "f.knee_angle` is not a feature" in repair  # the checker's message goes back to the model
+
+
+def test_model_designer_gives_up_after_n_repairs(humanoid_flat):
+    class Report:
+        passed, problems = False, ["line 2: always wrong"]
+
+        def to_text(self):
+            return "Reward check FAILED\nproblem: line 2: always wrong"
+
+    script = [chat_reply(f"```python\n{GOOD}```")] + [chat_reply(f"```python\n{GOOD}```")] * 2
+    with ScriptedChatServer(script) as server:
+        designer = Designer(make_backend(f"openai:coder@{server.base_url}"), DesignerConfig(max_repairs=2),
+                            checker=lambda context: lambda source: Report())
+        [proposal] = designer.propose(DesignContext("walk", canonical("walk"), None), 1)
+    assert proposal.status == "failed" and proposal.program is None and proposal.repairs == 2
+    assert proposal.problems == ("line 2: always wrong",) and len(server.requests) == 3
+    assert json.loads(json.dumps(server.requests[2]))["messages"][-1]["content"].count("always wrong") == 1
