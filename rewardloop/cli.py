@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -105,15 +104,11 @@ def cmd_render(args: argparse.Namespace) -> None:
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
-    """The offline main job (for now: render a rollout of a body to a video)."""
-    start = time.monotonic()
-    out = Path(args.out)
-    ns = argparse.Namespace(body="humanoid", terrain="rough", slope=5.0, roughness=0.04, terrain_seed=0,
-                            step_height=0.08, injury=[], trajectory=None, duration=3.0, controller="random",
-                            seed=0, width=320, height=240, fps=20, views="side,front",
-                            out=str(out / "demo.mp4"), sheet=str(out / "demo.png"))
-    cmd_render(ns)
-    print(f"done in {time.monotonic() - start:.1f} s")
+    """The offline main job: a short reward-learning loop with the builtin critic and designer, then its report."""
+    from rewardloop.loop.commands import demo
+
+    report = demo(Path(args.out))
+    print(f"report: {report}")
 
 
 def build_parser() -> argparse.ArgumentParser:

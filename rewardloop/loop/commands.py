@@ -1,9 +1,195 @@
-"""Command-line subcommands of rewardloop.loop, registered into `rewardloop` by cli.build_parser."""
+"""Command-line subcommands of rewardloop.loop: run, resume, runs, report, tasks; and the offline demo."""
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
 from rewardloop.cli_base import AddCommand
+from rewardloop.errors import UserError, unknown_name
+
+DEFAULT_RUNS = "runs"
+"""Where runs go unless --out says otherwise."""
 
 
 def register(add: AddCommand) -> None:
     """Add this package's subcommands: `add(name, handler)` returns the subparser to add arguments to."""
+    from rewardloop.cli import _scene_arguments
+
+    run = add("run", cmd_run)
+    run.add_argument("description", nargs="?", help="the motion in words (optional with --task)")
+    _scene_arguments(run)
+    run.set_defaults(body=None)  # None: the task's body, or the humanoid
+    run.add_argument("--task", help="a built-in task (see `rewardloop tasks`); --body moves it to another body")
+    run.add_argument("--preset", help="run shape: movlr (1 × 15), motionvl (10 × 5) or quick")
+    run.add_argument("--iterations", type=int, help="iterations at most (N)")
+    run.add_argument("--candidates", type=int, help="candidates per iteration (K)")
+    run.add_argument("--patience", type=int, help="stop after the success verdict held this many iterations (M)")
+    run.add_argument("--critic", help="critic model, e.g. builtin or openai:gpt-4o (see `rewardloop models`)")
+    run.add_argument("--designer", help="designer model")
+    run.add_argument("--executor", help="local (worker processes) or ray")
+    run.add_argument("--address", help="Ray cluster address (with --executor ray)")
+    run.add_argument("--workers", type=int, help="candidates evaluated at once")
+    run.add_argument("--budget-usd", type=float, help="stop before model cost exceeds this")
+    run.add_argument("--budget-calls", type=int, help="stop before more model calls than this")
+    run.add_argument("--budget-s", type=float, help="start no iteration after this many seconds")
+    run.add_argument("--duration", type=float, help="rollout length in s (default: the task's)")
+    run.add_argument("--seed", type=int, help="base seed")
+    run.add_argument("--out", default=DEFAULT_RUNS, help="directory of runs")
+    run.add_argument("--quiet", action="store_true", help="no live view")
+    resume = add("resume", cmd_resume)
+    resume.add_argument("run", help="a run directory")
+    resume.add_argument("--quiet", action="store_true", help="no live view")
+    add("runs", cmd_runs).add_argument("--out", default=DEFAULT_RUNS, help="directory of runs")
+    report = add("report", cmd_report)
+    report.add_argument("run", help="a run directory")
+    report.add_argument("--out", help="HTML file (default RUN/report.html)")
+    add("tasks", cmd_tasks)
+
+
+def task_from_args(args: argparse.Namespace):  # -> Task
+    """The task --task names (moved to --body when given), or one built around the description."""
+    from rewardloop.cli import scene_from_args
+    from rewardloop.tasks import get_task, task_from_description
+
+    description = (args.description or "").strip()
+    if args.task:
+        task = get_task(args.task, body=args.body)
+        return dataclasses.replace(task, description=description) if description else task
+    if not description:
+        raise UserError('the task description is empty; say what the body should do, e.g. rewardloop run '
+                        '"walk forward on rough ground" --body myolegs --terrain rough (or pass --task)')
+    scene = scene_from_args(argparse.Namespace(**{**vars(args), "body": args.body or "humanoid"}))
+    task = task_from_description(description, scene.body, scene.terrain)
+    return dataclasses.replace(task, scene=scene) if scene.injury else task
+
+
+def config_from_args(args: argparse.Namespace):  # -> RunConfig
+    """The run configuration: a preset (default: RunConfig's defaults) with the options given."""
+    from rewardloop.loop.config import PRESETS, RunConfig
+
+    if args.preset and args.preset not in PRESETS:
+        raise unknown_name("preset", args.preset, PRESETS)
+    base = PRESETS[args.preset] if args.preset else RunConfig()
+    options = {"iterations": args.iterations, "candidates": args.candidates, "success_patience": args.patience,
+               "critic": args.critic, "designer": args.designer, "executor": args.executor,
+               "address": args.address, "workers": args.workers, "budget_usd": args.budget_usd,
+               "budget_calls": args.budget_calls, "budget_s": args.budget_s, "duration_s": args.duration,
+               "seed": args.seed}
+    return dataclasses.replace(base, **{k: v for k, v in options.items() if v is not None})
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Learn a reward and a controller for a described motion: the closed loop."""
+    from rewardloop.loop.run import start_run
+
+    task = task_from_args(args)
+    config = config_from_args(args)
+    preflight(config)
+    store = start_run(task, config, out=args.out)
+    print(f"run: {store.path}", flush=True)
+    return _drive(store, quiet=args.quiet)
+
+
+def cmd_resume(args: argparse.Namespace) -> int:
+    """Continue an interrupted run; nothing finished is redone."""
+    from rewardloop.loop.config import RunConfig
+    from rewardloop.loop.store import RunStore
+
+    store = RunStore.open(args.run)
+    if store.result() is not None:
+        print(f"{store.path} has already finished ({store.result()['stop_reason']}); "  # type: ignore[index]
+              f"see `rewardloop report {store.path}`")
+        return 0
+    preflight(RunConfig.from_dict(store.config))
+    return _drive(store, quiet=args.quiet)
+
+
+def _drive(store, *, quiet: bool, stream: TextIO | None = None) -> int:  # store: RunStore
+    from rewardloop.loop.live import LiveView
+    from rewardloop.loop.run import run_loop
+    from rewardloop.report.html import write_report
+
+    with LiveView(quiet=quiet, stream=stream or sys.stdout) as view:
+        result = run_loop(store, on_event=view)
+    report = write_report(store.path)
+    best = result.best
+    summary = (f"best: iteration {best.iteration} candidate {best.index}, {store.task['metric']} "
+               f"{best.task_score:.3g}, critic {best.critic_score:.3g}" if best else "no candidate was evaluated")
+    print(f"stopped ({result.stop_reason.value}); {summary}; model cost ${result.cost_usd:.4f}", file=stream)
+    print(f"reward program: {store.path / 'best_program.py'}" if best else "", file=stream)
+    print(f"report: {report}", file=stream, flush=True)
+    return 0
+
+
+def preflight(config) -> None:  # config: RunConfig
+    """Fail fast, with one line, on a model string or executor that cannot work (before any compute)."""
+    from rewardloop.models.base import Message, parse_model, read_key
+    from rewardloop.models.client import RetryPolicy, make_backend
+
+    for model in {config.critic, config.designer}:
+        spec = parse_model(model)
+        if spec.backend != "builtin":  # one tiny call: an unreachable server or a rejected key fails here
+            read_key(spec, required=spec.backend != "openai" or spec.base_url is None)
+            backend = make_backend(spec, retry=RetryPolicy(attempts=1), timeout_s=20.0)
+            backend.complete([Message.user("Reply with the word OK.")], max_tokens=5)
+    if config.executor == "ray":
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise UserError("--executor ray needs Ray: pip install 'rewardloop[ray]'") from None
+
+
+def cmd_runs(args: argparse.Namespace) -> None:
+    """List runs: task, iterations done, stop reason, best score, cost."""
+    from rewardloop.loop.store import list_runs
+
+    runs = list_runs(args.out)
+    if not runs:
+        print(f"no runs under {args.out}/ (start one with `rewardloop run`)")
+        return
+    print(f"{'run':<48} {'body':<9} {'iters':>7} {'state':<11} {'best':>7} {'cost $':>8}  task")
+    for r in runs:
+        best = "–" if r.best_score is None else f"{r.best_score:.3g}"
+        print(f"{r.path!s:<48} {r.body:<9} {r.iterations_done:>3}/{r.iterations:<3} "
+              f"{r.stop_reason or 'unfinished':<11} {best:>7} {r.cost_usd:>8.4f}  {r.task[:60]}")
+
+
+def cmd_report(args: argparse.Namespace) -> None:
+    """Write a run's self-contained HTML report."""
+    from rewardloop.report.html import write_report
+
+    print(f"report: {write_report(args.run, out=args.out)}")
+
+
+def cmd_tasks(args: argparse.Namespace) -> None:
+    """List the built-in tasks: description, scene, duration, metric and canonical reward."""
+    from rewardloop.tasks import TASK_BODIES, TASKS
+
+    print(f"{'task':<20} {'body':<9} {'rollout':>7}  {'metric':<15} {'canonical':<20} {'scene':<46} description")
+    for name, task in TASKS.items():
+        for body in TASK_BODIES:
+            scene = task.on_body(body).scene.describe().removeprefix(f"{body} on ")
+            print(f"{name:<20} {body:<9} {task.duration_s:>6g}s  {task.metric:<15} {task.canonical or '-':<20} "
+                  f"{scene:<46} {task.description}")
+    print("Any description works too: rewardloop run \"...\" --body NAME --terrain KIND")
+
+
+def demo(out_dir: Path | str) -> Path:
+    """The offline main job: a short loop (humanoid walking on flat ground, builtin critic and designer,
+    3 iterations of 2 candidates, 3-s rollouts; about a minute on 2 cores) that ends by printing where its
+    report is."""
+    from rewardloop.loop.config import PRESETS
+    from rewardloop.loop.run import start_run
+    from rewardloop.tasks import get_task
+
+    start = time.monotonic()
+    store = start_run(get_task("walk-flat"), PRESETS["quick"], out=Path(out_dir) / "runs")
+    print(f"run: {store.path}", flush=True)
+    _drive(store, quiet=False)
+    print(f"done in {time.monotonic() - start:.0f} s")
+    return store.path / "report.html"

@@ -1,0 +1,92 @@
+"""Benchmark of the controller optimizer: distance walked, falls, wall time and planner efficiency.
+
+    .venv/bin/python benchmarks/bench_control.py --bodies humanoid myolegs --terrains flat rough \
+        --duration 10 --json control.json
+
+For each body and terrain it optimizes the canonical walk reward for --duration seconds and reports the
+distance walked, whether the body fell, the wall time, and the planner efficiency: physics steps per second
+achieved inside the planner (rollouts + features + reward) ÷ raw batched `mujoco.rollout` steps per second
+of the same planner model, batch and threads. Timings on a shared machine are noisy.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices: BLAS threads only fight the rollout threads
+
+import argparse
+import json
+import time
+
+import numpy as np
+
+from rewardloop.control.defaults import default_config
+from rewardloop.control.optimizer import OPTIMIZERS, make_plant, optimize
+from rewardloop.reward import load_reward
+from rewardloop.reward.canonical import canonical
+from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import Scene, compile_scene
+from rewardloop.sim.terrain import Terrain
+
+
+def raw_rate(scene, config, *, repeats: int = 3) -> float:  # type: ignore[no-untyped-def]
+    """Physics steps per second of plain batched open-loop rollouts of the planner's model and batch."""
+    plant = make_plant(scene, OPTIMIZERS[config.kind].space, config.planner)
+    inner = plant.planner_scene
+    steps = max(1, round(config.planner.horizon_s / inner.dt))
+    low, high = inner.ctrl_bounds()
+    control = np.broadcast_to(0.5 * (low + high), (config.planner.samples, steps, inner.model.nu))
+    with Simulator(inner, nthread=config.nthread) as sim:
+        sim.open_loop(control, initial_state=scene.initial_state)
+        begin = time.perf_counter()
+        for _ in range(repeats):
+            sim.open_loop(control, initial_state=scene.initial_state)
+        return repeats * control.shape[0] * steps / (time.perf_counter() - begin)
+
+
+def measure(body: str, terrain: str, *, duration: float, reward_name: str, seed: int,
+            nthread: int | None) -> dict[str, object]:
+    scene = compile_scene(Scene(body, Terrain(terrain)))
+    config = default_config(scene, duration_s=duration, nthread=nthread)
+    with load_reward(canonical(reward_name), trusted=True) as reward:
+        trajectory = optimize(scene, reward, config, seed=seed)
+    planner_rate = trajectory.planner_steps / max(trajectory.planner_time_s, 1e-9)
+    raw = raw_rate(scene, config)
+    metrics = trajectory.metrics
+    return {
+        "body": body, "terrain": terrain, "reward": reward_name, "duration_s": duration,
+        "distance_m": round(metrics.distance, 3), "fell": metrics.fell, "fall_time_s": metrics.fall_time,
+        "lateral_drift_m": round(metrics.lateral_drift, 3), "steps": metrics.steps,
+        "wall_s": round(trajectory.wall_time_s, 1),
+        "wall_s_per_10s": round(trajectory.wall_time_s * 10.0 / duration, 1),
+        "planner_steps_per_s": round(planner_rate), "raw_steps_per_s": round(raw),
+        "efficiency": round(planner_rate / raw, 3), "return": round(trajectory.total_return, 4),
+        "planner": {k: v for k, v in vars(config.planner).items() if not k.startswith(("pd", "muscle"))},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bodies", nargs="+", default=["humanoid", "myolegs"])
+    parser.add_argument("--terrains", nargs="+", default=["flat", "rough"])
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds of motion per run")
+    parser.add_argument("--reward", default="walk", help="canonical reward name")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--json", default=None, help="write the figures to this JSON file")
+    args = parser.parse_args()
+    results = []
+    for body in args.bodies:
+        for terrain in args.terrains:
+            row = measure(body, terrain, duration=args.duration, reward_name=args.reward, seed=args.seed,
+                          nthread=args.threads)
+            results.append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "planner"}), flush=True)
+    if args.json:
+        with open(args.json, "w") as handle:
+            json.dump({"note": "timings on a shared machine are noisy", "results": results}, handle, indent=2)
+
+
+if __name__ == "__main__":
+    main()

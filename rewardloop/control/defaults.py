@@ -1,0 +1,25 @@
+"""Planner settings that suit each kind of body, for the CLI, the benchmark and the loop."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig
+from rewardloop.sim.scene import CompiledScene
+
+BODY_PLANNERS: dict[str, PlannerConfig] = {
+    "torque": PlannerConfig(samples=64, horizon_s=0.3, replan_every=4, planning_dt=0.01, knots=4, iterations=2),
+    "muscle": PlannerConfig(samples=64, horizon_s=0.25, replan_every=10, planning_dt=0.004, knots=4,
+                            noise=0.06),
+}
+"""Actuator kind -> planner settings tuned for it (torque: dm_control humanoid; muscle: myolegs)."""
+
+
+def default_config(scene: CompiledScene, *, kind: str = "mppi", duration_s: float = 10.0,
+                   nthread: int | None = None, **planner: Any) -> OptimizerConfig:
+    """The optimizer config for a scene's body; `planner` overrides PlannerConfig fields (None keeps them)."""
+    base = BODY_PLANNERS[scene.body.actuator_kind]
+    changes = {name: value for name, value in planner.items() if value is not None}
+    return OptimizerConfig(kind=kind, planner=dataclasses.replace(base, **changes),  # type: ignore[arg-type]
+                           duration_s=duration_s, nthread=nthread)

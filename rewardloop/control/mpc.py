@@ -1,0 +1,166 @@
+"""Receding-horizon sampling MPC over spline plans: MPPI, cross-entropy and predictive sampling.
+
+A plan is K knots of targets [K, J] spread evenly over the horizon and linearly interpolated per step. Each
+planning iteration perturbs the current plan with Gaussian noise normalised by each target's range (sample 0
+keeps the plan unperturbed), rolls every sample out in one batched call, scores all of them with one
+vectorized reward call, and updates the plan from the elite set. The first `replan_every` steps of the plan
+are then executed on the body's own physics, and the plan is shifted forward in time (warm start).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from rewardloop.control.plants import Plant
+from rewardloop.reward.base import RewardFunction
+from rewardloop.sim.rollout import Rollouts, Simulator
+
+if TYPE_CHECKING:
+    from rewardloop.control.optimizer import PlannerConfig, Progress
+
+
+def interpolate(knots: np.ndarray, horizon_s: float, times: np.ndarray) -> np.ndarray:
+    """Linear spline through knots spread evenly over [0, horizon_s].
+
+    Args:
+      knots: [S, K, J] knot values.
+      times: [T] query times (s); clamped to the horizon.
+    Returns:
+      [S, T, J] values at the query times.
+    """
+    count = knots.shape[1]
+    if count == 1:
+        return np.repeat(knots, len(times), axis=1)
+    position = np.clip(times / horizon_s, 0.0, 1.0) * (count - 1)
+    left = np.minimum(position.astype(int), count - 2)
+    frac = (position - left)[None, :, None]
+    return (1 - frac) * knots[:, left] + frac * knots[:, left + 1]
+
+
+def shift(knots: np.ndarray, horizon_s: float, by_s: float) -> np.ndarray:
+    """[K, J] plan -> the same plan started `by_s` seconds later (the last knot is held)."""
+    times = np.linspace(0.0, horizon_s, knots.shape[0]) + by_s
+    return interpolate(knots[None], horizon_s, times)[0]
+
+
+@dataclass(frozen=True)
+class SampleSet:
+    """One planning iteration's samples and their scores."""
+
+    knots: np.ndarray
+    """[S, K, J] sampled plans; sample 0 is the unperturbed plan."""
+    returns: np.ndarray
+    """[S] mean reward per step of each sample."""
+
+
+Update = Callable[[SampleSet, np.ndarray, "PlannerConfig"], tuple[np.ndarray, np.ndarray]]
+"""(samples, noise scale [K, J], config) -> (new plan [K, J], new noise scale [K, J])."""
+
+
+def elites(samples: SampleSet, fraction: float) -> np.ndarray:
+    """Indices of the best ceil(fraction × S) samples, best first."""
+    count = max(1, int(np.ceil(fraction * len(samples.returns))))
+    return np.argsort(-samples.returns, kind="stable")[:count]
+
+
+def mppi_update(samples: SampleSet, scale: np.ndarray, config: PlannerConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Softmax-weighted mean of the elite set; returns standardised by their spread, divided by temperature."""
+    top = elites(samples, config.elite_fraction)
+    best = samples.returns[top]
+    spread = max(float(best.max() - best.min()), 1e-9)
+    weights = np.exp((best - best.max()) / (config.temperature * spread))
+    weights /= weights.sum()
+    return np.einsum("e,ekj->kj", weights, samples.knots[top]), scale
+
+
+def cem_update(samples: SampleSet, scale: np.ndarray, config: PlannerConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Mean of the elite set; the noise follows the elites' spread, between min_noise and noise."""
+    top = samples.knots[elites(samples, config.elite_fraction)]
+    spread = top.std(axis=0) if len(top) > 1 else scale
+    return top.mean(axis=0), spread
+
+
+def best_update(samples: SampleSet, scale: np.ndarray, config: PlannerConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Predictive sampling: keep the best sample."""
+    return samples.knots[int(np.argmax(samples.returns))], scale
+
+
+@dataclass
+class PlannerLog:
+    """Counters the planner accumulates while it runs."""
+
+    steps: int = 0
+    """Physics steps simulated by sampled rollouts."""
+    seconds: float = 0.0
+    """Wall time spent planning (rollouts, features and reward) (s)."""
+    best_return: float = float("-inf")
+    """Best sampled return of the latest planning iteration."""
+
+
+class RecedingHorizon:
+    """Plans with one plant and update rule, executes, shifts, repeats."""
+
+    def __init__(self, plant: Plant, reward: RewardFunction, update: Update, config: PlannerConfig, *, seed: int):
+        self.plant, self.reward, self.update, self.config = plant, reward, update, config
+        self.rng = np.random.default_rng(seed)
+        self.planning_dt = plant.planner_scene.dt
+        self.steps = max(1, round(config.horizon_s / self.planning_dt))
+        self.times = np.arange(self.steps) * self.planning_dt
+        self.base_scale = np.broadcast_to(config.noise * (plant.high - plant.low), (config.knots, len(plant.low)))
+        self.min_scale = config.min_noise * (plant.high - plant.low)
+        self.scale = self.base_scale.copy()
+        self.log = PlannerLog()
+
+    def sample(self, plan: np.ndarray, scale: np.ndarray) -> np.ndarray:
+        """[K, J] plan -> [S, K, J] perturbed plans within bounds; sample 0 is the plan itself."""
+        noise = self.rng.standard_normal((self.config.samples, *plan.shape)) * np.maximum(scale, self.min_scale)
+        noise[0] = 0.0
+        return np.clip(plan[None] + noise, self.plant.low, self.plant.high)
+
+    def improve(self, sim: Simulator, state: np.ndarray, plan: np.ndarray) -> tuple[np.ndarray, SampleSet]:
+        """One planning iteration from [nstate] `state`: -> (new plan [K, J], the scored samples)."""
+        begin = time.perf_counter()
+        knots = self.sample(plan, self.scale)
+        rollouts = self.plant.simulate(sim, state, interpolate(knots, self.config.horizon_s, self.times))
+        returns = self.reward(rollouts.features(self.plant.planner_scene)).returns()
+        samples = SampleSet(knots, np.nan_to_num(returns, nan=-np.inf))
+        plan, scale = self.update(samples, self.scale, self.config)
+        self.scale = np.clip(scale, self.min_scale, self.base_scale)
+        self.log.steps += knots.shape[0] * self.steps
+        self.log.seconds += time.perf_counter() - begin
+        self.log.best_return = float(samples.returns.max())
+        return plan, samples
+
+    def run(self, planner: Simulator, executor: Simulator, nstep: int,
+            progress: Callable[[Progress], None] | None = None) -> Rollouts:
+        """Execute `nstep` steps of the body's own physics from its initial state, replanning as it goes."""
+        from rewardloop.control.optimizer import Progress
+
+        state = executor.scene.initial_state
+        plan = np.repeat(self.plant.start(state)[None], self.config.knots, axis=0)
+        self.scale = self.base_scale.copy()
+        dt, parts, done = executor.scene.dt, [], 0
+        while done < nstep:
+            for _ in range(self.config.iterations):
+                plan, _ = self.improve(planner, state, plan)
+            count = min(self.config.replan_every, nstep - done)
+            targets = interpolate(plan[None], self.config.horizon_s, np.arange(count) * dt)
+            part = self.plant.execute(executor, state, targets)
+            parts.append(part)
+            state, done = part.state[0, -1], done + count
+            plan = shift(plan, self.config.horizon_s, count * dt)
+            if progress is not None:
+                progress(Progress(fraction=done / nstep, sim_time=done * dt, best_return=self.log.best_return,
+                                  message=f"{done * dt:.2f} s simulated"))
+        return concatenate(parts)
+
+
+def concatenate(parts: list[Rollouts]) -> Rollouts:
+    """Consecutive segments of one motion -> one Rollouts starting from the first segment's initial state."""
+    return Rollouts(parts[0].initial_state, *(np.concatenate([getattr(p, name) for p in parts], axis=1)
+                                              for name in ("state", "sensordata", "control")))

@@ -1,0 +1,86 @@
+"""Trajectory: the executed motion an optimizer returns, with its reward, per-term statistics and task metrics."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rewardloop.control.metrics import TaskMetrics
+from rewardloop.errors import UserError
+from rewardloop.reward.base import RewardEval, TermStats
+from rewardloop.sim.features import Features
+from rewardloop.sim.rollout import Rollouts
+from rewardloop.sim.scene import CompiledScene
+
+ROLLOUTS_FILE = "trajectory.npz"
+"""Name of the states/controls file inside a saved trajectory directory."""
+SUMMARY_FILE = "trajectory.json"
+"""Name of the reward/metrics summary file inside a saved trajectory directory."""
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """The motion an optimizer executed on the body's own physics, and how it scored."""
+
+    rollouts: Rollouts
+    """The executed motion, batch of one: state [1, T, nstate], control [1, T, nu]."""
+    reward: RewardEval
+    """The reward of the executed motion; terms [1, T]."""
+    term_stats: dict[str, TermStats]
+    """Term name -> statistics over the executed motion."""
+    metrics: TaskMetrics
+    """Distance, speed, fall, drift, heading change and steps of the executed motion."""
+    wall_time_s: float
+    """Wall-clock time the optimizer took (s)."""
+    planner_steps: int
+    """Physics steps simulated inside the planner (its sampled rollouts), not counting the executed ones."""
+    planner_time_s: float = 0.0
+    """Wall-clock time spent inside the planner: sampled rollouts, their features and reward (s)."""
+
+    @property
+    def total_return(self) -> float:
+        """Mean reward per step of the executed motion."""
+        return float(self.reward.returns()[0])
+
+    def features(self, scene: CompiledScene) -> Features:
+        """Features of the executed motion, [1, T]."""
+        return self.rollouts.features(scene)
+
+    def save(self, directory: str | Path) -> Path:
+        """Write trajectory.npz (states, controls, reward terms) and trajectory.json (summary) into `directory`."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        arrays: dict[str, Any] = {f"term_{name}": values for name, values in self.reward.terms.items()}
+        arrays.update(initial_state=self.rollouts.initial_state, state=self.rollouts.state,
+                      sensordata=self.rollouts.sensordata, control=self.rollouts.control)
+        np.savez_compressed(directory / ROLLOUTS_FILE, **arrays)
+        summary = {
+            "weights": self.reward.weights, "return": self.total_return,
+            "term_stats": {name: asdict(stats) for name, stats in self.term_stats.items()},
+            "metrics": self.metrics.to_dict(), "wall_time_s": self.wall_time_s,
+            "planner_steps": self.planner_steps, "planner_time_s": self.planner_time_s,
+        }
+        (directory / SUMMARY_FILE).write_text(json.dumps(summary, indent=2))
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Trajectory:
+        """Read a directory written by `save`; a UserError if it is not one."""
+        directory = Path(directory)
+        try:
+            summary = json.loads((directory / SUMMARY_FILE).read_text())
+            with np.load(directory / ROLLOUTS_FILE) as data:
+                rollouts = Rollouts(*(np.asarray(data[k]) for k in ("initial_state", "state", "sensordata",
+                                                                    "control")))
+                terms = {name: np.asarray(data[f"term_{name}"]) for name in summary["weights"]}
+            return cls(rollouts=rollouts, reward=RewardEval(terms, dict(summary["weights"])),
+                       term_stats={n: TermStats(**s) for n, s in summary["term_stats"].items()},
+                       metrics=TaskMetrics(**summary["metrics"]), wall_time_s=float(summary["wall_time_s"]),
+                       planner_steps=int(summary["planner_steps"]),
+                       planner_time_s=float(summary.get("planner_time_s", 0.0)))
+        except (OSError, KeyError, ValueError, TypeError) as error:
+            raise UserError(f"{directory} is not a saved trajectory directory: {error}") from None

@@ -1,0 +1,103 @@
+"""The run configuration: one typed, frozen tree, stored in the run directory and read back on resume.
+
+MoVLR's shape (one candidate per iteration, fifteen iterations) and MotionVL's (ten candidates, five
+iterations) are plain settings: `PRESETS["movlr"]`, `PRESETS["motionvl"]`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from typing import Any
+
+from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig
+from rewardloop.errors import UserError, unknown_name
+from rewardloop.sim.render import RenderConfig
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """How a run searches: its shape, models, executor, budgets, optimizer and rendering."""
+
+    iterations: int = 3
+    """Iterations at most (N)."""
+    candidates: int = 2
+    """Candidates the designer proposes per iteration (K); iteration 0 of a task with a canonical reward
+    evaluates that reward alone."""
+    success_patience: int = 2
+    """Stop once the best motion has held the critic's success verdict for this many iterations (M)."""
+    critic: str = "builtin"
+    """Critic model string (see `rewardloop models`)."""
+    designer: str = "builtin"
+    """Designer model string."""
+    executor: str = "local"
+    """'local' worker processes or 'ray'."""
+    address: str | None = None
+    """Ray cluster address; None starts a local Ray instance."""
+    workers: int = 2
+    """Candidates evaluated at once."""
+    budget_usd: float | None = None
+    """Stop before model cost exceeds this (USD); None is unlimited."""
+    budget_calls: int | None = None
+    """Stop before more paid model calls than this; None is unlimited."""
+    budget_s: float | None = None
+    """Start no new iteration after this much wall time (s, summed over sessions); None is unlimited."""
+    seed: int = 0
+    """Base seed; candidate k of iteration i optimizes with seed + 1000 i + k."""
+    duration_s: float | None = None
+    """Rollout length (s); None uses the task's."""
+    optimizer: OptimizerConfig | None = None
+    """The controller optimizer (its duration_s is replaced by the rollout length); None uses the planner
+    tuned for the body's actuators (rewardloop.control.defaults.BODY_PLANNERS), one thread per worker."""
+    render: RenderConfig = field(default_factory=RenderConfig)
+    """Video settings of each candidate."""
+    candidate_timeout_s: float | None = None
+    """A candidate's worker running longer than this is stopped and the candidate fails (s)."""
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1 or self.candidates < 1 or self.success_patience < 1 or self.workers < 1:
+            raise UserError("iterations, candidates, success_patience and workers must be at least 1")
+        if self.executor not in ("local", "ray"):
+            raise unknown_name("executor", self.executor, ("local", "ray"))
+        for name in ("budget_usd", "budget_calls", "budget_s", "duration_s", "candidate_timeout_s"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise UserError(f"{name} must be positive, got {value}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """Inverse of to_dict; a UserError for a field this version does not know."""
+        return _build(cls, data)
+
+
+def _build(kind: Any, value: Any) -> Any:
+    """Rebuild a value of type `kind` from its JSON form (dataclasses, tuples and optionals, recursively)."""
+    if dataclasses.is_dataclass(kind) and isinstance(kind, type):
+        hints = typing.get_type_hints(kind)
+        names = {f.name for f in dataclasses.fields(kind)}
+        unknown = set(value) - names
+        if unknown:
+            raise UserError(f"unknown {kind.__name__} settings: {', '.join(sorted(unknown))}")
+        return kind(**{name: _build(hints[name], item) for name, item in value.items()})
+    origin = typing.get_origin(kind)
+    if origin in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(kind) if a is not type(None)]
+        return None if value is None else _build(options[0], value)
+    if origin is tuple:
+        return tuple(value)
+    return value
+
+
+PRESETS: dict[str, RunConfig] = {
+    "movlr": RunConfig(iterations=15, candidates=1, workers=1),
+    "motionvl": RunConfig(iterations=5, candidates=10),
+    "quick": RunConfig(iterations=3, candidates=2, duration_s=3.0,
+                       optimizer=OptimizerConfig(planner=PlannerConfig(samples=32, horizon_s=0.3), nthread=1),
+                       render=RenderConfig(width=240, height=180, fps=15)),
+}
+"""Named run shapes: MoVLR's 1 × 15, MotionVL's 10 × 5, and a quick offline one (the demo)."""

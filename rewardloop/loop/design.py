@@ -1,0 +1,168 @@
+"""The loop's side of the models: the designer and critic of a run, their context, and stored proposals.
+
+`ModelSession` builds the designer's context from the run's records (best program, its critique and term
+statistics, the history of edits) and turns the critic's answers into what the loop stores. Model calls are
+accounted in the run's Ledger and cached under the run directory, so a resumed run replays finished calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rewardloop.control.metrics import TaskMetrics
+from rewardloop.control.trajectory import Trajectory
+from rewardloop.loop.config import RunConfig
+from rewardloop.loop.records import CandidateRecord
+from rewardloop.loop.store import read_json
+from rewardloop.models.accounting import Ledger
+from rewardloop.models.critique import Critique
+from rewardloop.reward.base import TermStats
+from rewardloop.sim.scene import CompiledScene, compile_scene
+from rewardloop.tasks import Task
+
+
+@dataclass(frozen=True)
+class ProposalRecord:
+    """A candidate program as the designer gave it (stored in proposals.json before anything runs)."""
+
+    source: str | None
+    """The program, None when the designer failed."""
+    rationale: str
+    """Why this program."""
+    trusted: bool = False
+    """True only for vetted programs (canonical rewards): evaluated in-process; others run sandboxed."""
+    program_hash: str | None = None
+    weights: dict[str, float] = field(default_factory=dict)
+    error: str | None = None
+    """Why the designer failed (the checker's last problems)."""
+    tokens: int = 0
+    """This candidate's share of the design call's tokens."""
+    cost_usd: float = 0.0
+    """This candidate's share of the design call's cost (USD)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ProposalRecord:
+        return cls(**data)
+
+
+class ModelSession:
+    """The designer and critic of one run, with their ledger and cache."""
+
+    def __init__(self, config: RunConfig, task: Task, ledger: Ledger, *, cache: Path):
+        from rewardloop.critic import make_critic
+        from rewardloop.designer import make_designer
+        from rewardloop.models.cache import ResponseCache
+
+        self.task, self.ledger = task, ledger
+        responses = ResponseCache(cache)
+        self.critic = make_critic(config.critic, ledger=ledger, cache=responses)
+        self.designer = make_designer(config.designer, ledger=ledger, cache=responses)
+        self._scene: CompiledScene | None = None
+
+    @property
+    def scene(self) -> CompiledScene:
+        if self._scene is None:
+            self._scene = compile_scene(self.task.scene)
+        return self._scene
+
+    def canonical(self) -> ProposalRecord:
+        """The task's canonical reward as iteration 0's only candidate."""
+        from rewardloop.reward.canonical import canonical
+
+        assert self.task.canonical is not None
+        program = canonical(self.task.canonical)
+        return ProposalRecord(source=program.source, rationale=f"the task's canonical reward '{self.task.canonical}'",
+                              trusted=True, program_hash=program.hash, weights=dict(program.weights))
+
+    def seed(self) -> ProposalRecord:
+        """The starting program of a task without a canonical reward, when the designer has nothing better."""
+        program = _program(None)
+        return ProposalRecord(source=program.source, rationale="the seed program: stay upright, do not fall",
+                              trusted=True, program_hash=program.hash, weights=dict(program.weights))
+
+    def propose(self, history: list[CandidateRecord], best: CandidateRecord | None, folder: Path | None,
+                *, k: int) -> list[ProposalRecord]:
+        """K programs from the designer, improving on `best` (whose files are in `folder`)."""
+        from rewardloop.designer import DesignContext, EditRecord
+
+        before = self.ledger.total
+        context = DesignContext(
+            description=self.task.description, program=_program(folder), critique=_critique(folder, self.task),
+            term_stats=_term_stats(best), metrics=TaskMetrics(**best.metrics) if best and best.metrics else None,
+            history=tuple(EditRecord(iteration=c.iteration, program_hash=c.program_hash or "", change=c.rationale,
+                                     score=c.critic_score, metric=c.task_score, kept=best is not None and
+                                     c.key == best.key) for c in history),
+            scene=self.scene, body=self.task.scene.body)
+        proposals = self.designer.propose(context, k)
+        if folder is None and not any(p.program for p in proposals):
+            return [self.seed()]
+        spent = self.ledger.total
+        tokens = (spent.input_tokens + spent.output_tokens - before.input_tokens - before.output_tokens) // max(
+            len(proposals), 1)
+        cost = (spent.cost_usd - before.cost_usd) / max(len(proposals), 1)
+        return [_record(p, tokens, cost) for p in proposals]
+
+    def critique(self, trajectory: Trajectory, video: Path) -> Critique:
+        from rewardloop.models.media import Media
+
+        media = Media(video=video if video.is_file() else None)
+        return self.critic.critique(self.task.description, self.scene, trajectory, media)
+
+    def compare(self, a: Trajectory, b: Trajectory, video_a: Path, video_b: Path) -> str:
+        """'a', 'b' or 'tie': which motion does the task better, by the critic."""
+        from rewardloop.critic import observe
+        from rewardloop.models.media import Media
+
+        first = observe(self.scene, a, Media(video=video_a if video_a.is_file() else None))
+        second = observe(self.scene, b, Media(video=video_b if video_b.is_file() else None))
+        return str(self.critic.compare(self.task.description, first, second))
+
+
+def _record(proposal: Any, tokens: int, cost: float) -> ProposalRecord:
+    program = proposal.program
+    if program is None:
+        return ProposalRecord(source=None, rationale=proposal.rationale, tokens=tokens, cost_usd=cost,
+                              error="; ".join(proposal.problems) or "the designer produced no valid program")
+    return ProposalRecord(source=program.source, rationale=proposal.rationale, program_hash=program.hash,
+                          weights=dict(program.weights), tokens=tokens, cost_usd=cost)
+
+
+SEED_PROGRAM = '''
+def upright(f):
+    """z of the torso up axis: 1 upright."""
+    return lib.upright(f, part="torso")
+
+def fallen(f):
+    """-1 for every non-foot contact with the ground."""
+    return lib.nonfoot_contact(f)
+
+WEIGHTS = {"upright": 1.0, "fallen": 1.0}
+'''
+"""Where a task without a canonical reward starts: only "stay upright, do not fall"; the designer adds the rest."""
+
+
+def _program(folder: Path | None) -> Any:
+    """The program in a candidate folder, or the seed program."""
+    from rewardloop.reward.program import RewardProgram
+
+    source = SEED_PROGRAM if folder is None else (folder / "program.py").read_text()
+    return RewardProgram.from_source(source)
+
+
+def _critique(folder: Path | None, task: Task) -> Critique:
+    """The critique in a candidate folder, or the one a task starts from before any motion exists."""
+    path = None if folder is None else folder / "critique.json"
+    if path is not None and path.is_file():
+        return Critique.from_dict(read_json(path))
+    return Critique(success=False, score=0.0, summary=f"No motion yet. The current program only keeps the body "
+                    f"upright; write rewards for the whole task: {task.description}")
+
+
+def _term_stats(best: CandidateRecord | None) -> dict[str, TermStats]:
+    return {} if best is None else {name: TermStats(**s) for name, s in best.term_stats.items()}

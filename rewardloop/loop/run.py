@@ -1,0 +1,376 @@
+"""The closed loop: design candidates, evaluate them in parallel, critique, select the best, repeat.
+
+    store = start_run(task, RunConfig(iterations=5, candidates=4), out="runs")
+    result = run_loop(store, on_event=print)          # or, after a crash: run_loop(RunStore.open(path))
+
+Iteration 0 evaluates the task's canonical reward alone when it has one (else the designer's first K
+programs). Each later iteration the designer proposes K programs from the best so far, its critique and its
+per-term statistics; each candidate is checked, optimized (a model's program in the sandbox), rolled out,
+rendered and critiqued. Selection: a fall loses (physics gate), then the critic's pairwise comparison with
+the best so far, then the task metric breaks a tie. Everything finished is on disk before the next step
+starts, so `run_loop` on a reopened store continues where a crash, kill or Ctrl-C left off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rewardloop.control.optimizer import OptimizerConfig
+from rewardloop.control.trajectory import Trajectory
+from rewardloop.loop.candidate import TRAJECTORY_DIR, VIDEO_FILE, CandidateJob, evaluate_candidate
+from rewardloop.loop.config import RunConfig
+from rewardloop.loop.design import ModelSession, ProposalRecord
+from rewardloop.loop.executors import Job, JobOutcome, make_executor
+from rewardloop.loop.records import (
+    CandidateRecord,
+    CandidateStatus,
+    Comparison,
+    IterationRecord,
+    IterationStatus,
+    StopReason,
+)
+from rewardloop.loop.store import RunStore, read_json, write_json
+from rewardloop.models.accounting import Budget, BudgetExceeded, Ledger
+from rewardloop.tasks import Task
+
+
+@dataclass(frozen=True)
+class LoopEvent:
+    """Progress of a run, for a live view. Kinds: run, iteration, design, candidate, progress,
+    candidate_done, selection, stop."""
+
+    kind: str
+    iteration: int | None = None
+    candidate: int | None = None
+    fraction: float | None = None
+    """Planner progress of the candidate (0..1), for 'progress'."""
+    message: str = ""
+    best_score: float | None = None
+    """Task metric of the best candidate so far."""
+    cost_usd: float = 0.0
+    """Model cost of the run so far (USD), all sessions."""
+
+
+EventHandler = Callable[[LoopEvent], None]
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    """How a run ended."""
+
+    run_dir: Path
+    stop_reason: StopReason
+    best: CandidateRecord | None
+    """The best candidate, None if no candidate was ever evaluated."""
+    cost_usd: float
+    """Model cost of the whole run (USD)."""
+
+
+def start_run(task: Task, config: RunConfig, *, out: Path | str) -> RunStore:
+    """Create the run directory for `task` under `out`."""
+    return RunStore.create(out, config=config.to_dict(), task=task.to_dict(), name=task.name
+                           if task.name != "custom" else task.description)
+
+
+def run_loop(store: RunStore, *, on_event: EventHandler | None = None) -> LoopResult:
+    """Run (or continue) the loop of a run directory until it stops."""
+    loop = _Loop(store, on_event or (lambda event: None))
+    try:
+        return loop.run()
+    except KeyboardInterrupt:
+        store.log("interrupted")
+        raise
+    finally:
+        loop.close()
+
+
+@dataclass
+class _Progress:
+    """What the loop carries from iteration to iteration (rebuilt from the run directory on resume)."""
+
+    best: CandidateRecord | None = None
+    streak: int = 0
+    cost_before: float = 0.0
+    """Model cost of finished iterations (USD)."""
+    calls_before: int = 0
+    tokens_before: int = 0
+    wall_before: float = 0.0
+
+
+class _Loop:
+    def __init__(self, store: RunStore, emit: EventHandler):
+        self.store, self.emit = store, emit
+        self.config = RunConfig.from_dict(store.config)
+        self.task = Task.from_dict(store.task)
+        self.progress = self._restore()
+        calls, usd = self.config.budget_calls, self.config.budget_usd
+        self.ledger = Ledger(budget=Budget(max_calls=None if calls is None else calls - self.progress.calls_before,
+                                           max_cost_usd=None if usd is None else usd - self.progress.cost_before))
+        self.models = ModelSession(self.config, self.task, self.ledger, cache=store.path / "cache")
+        self.executor: Any = None
+        self.started = time.monotonic()
+        self._trajectories: dict[tuple[int, int], Trajectory] = {}
+
+    def _restore(self) -> _Progress:
+        done = self.store.iterations()
+        best = self.store.candidate(*done[-1].best) if done and done[-1].best else None
+        return _Progress(best=best, streak=done[-1].success_streak if done else 0,
+                         cost_before=sum(r.cost_usd for r in done), tokens_before=sum(r.tokens for r in done),
+                         calls_before=sum(r.calls for r in done), wall_before=sum(r.wall_s for r in done))
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.close()
+
+    # ---- the story ---------------------------------------------------------------------------------------
+
+    def run(self) -> LoopResult:
+        done = len(self.store.iterations())
+        self.store.log("run_resumed" if done else "run_started", iterations_done=done)
+        self._emit("run", message=f"{self.task.description} — {self.task.scene.describe()}")
+        reason = StopReason.ITERATIONS
+        for index in range(done, self.config.iterations):
+            if self.progress.streak >= self.config.success_patience:
+                reason = StopReason.SUCCESS
+                break
+            if self._out_of_time():
+                reason = StopReason.BUDGET
+                break
+            try:
+                record = self._iteration(index)
+            except BudgetExceeded as error:
+                self.store.log("budget_exceeded", iteration=index, message=str(error))
+                reason = StopReason.BUDGET
+                break
+            self._advance(record)
+        else:
+            if self.progress.streak >= self.config.success_patience:
+                reason = StopReason.SUCCESS
+        return self._finish(reason)
+
+    def _iteration(self, index: int) -> IterationRecord:
+        start, usage = time.monotonic(), self._usage()
+        self._emit("iteration", index, message=f"iteration {index + 1} of {self.config.iterations}")
+        proposals = self._proposals(index)
+        self._evaluate(index, proposals)
+        status, best, comparisons, reason = self._select(index)
+        streak = self.progress.streak + 1 if best is not None and best.success else 0
+        spent = self._usage()
+        record = IterationRecord(index=index, status=status, best=best.key if best else None,
+                                 comparisons=tuple(comparisons), reason=reason, success_streak=streak,
+                                 cost_usd=spent[0] - usage[0], tokens=spent[1] - usage[1],
+                                 wall_s=time.monotonic() - start, calls=spent[2] - usage[2])
+        self.store.save_iteration(record)
+        return record
+
+    def _advance(self, record: IterationRecord) -> None:
+        best = self.store.candidate(*record.best) if record.best else None
+        self.progress = dataclasses.replace(self.progress, best=best, streak=record.success_streak)
+        self._emit("selection", record.index, message=record.reason)
+
+    def _finish(self, reason: StopReason) -> LoopResult:
+        best = self.progress.best
+        cost = self.progress.cost_before + self._usage()[0]
+        if best is not None:
+            shutil.copyfile(self.store.candidate_dir(*best.key) / "program.py", self.store.path / "best_program.py")
+        self.store.write_json("result.json", {"stop_reason": reason.value, "best": list(best.key) if best else None,
+                                              "task_score": best.task_score if best else None,
+                                              "critic_score": best.critic_score if best else None,
+                                              "cost_usd": cost, "ledger": self.ledger.summary()})
+        self.store.log("run_finished", stop_reason=reason.value)
+        self._emit("stop", message=f"stopped: {reason.value}")
+        return LoopResult(self.store.path, reason, best, cost)
+
+    # ---- proposals ---------------------------------------------------------------------------------------
+
+    def _proposals(self, index: int) -> list[ProposalRecord]:
+        """The iteration's programs: read back if designed before, else designed now and written first."""
+        path = self.store.iteration_dir(index) / "proposals.json"
+        if path.is_file():
+            return [ProposalRecord.from_dict(p) for p in read_json(path)["proposals"]]
+        self._emit("design", index, message="designing candidates")
+        clock, usage = time.perf_counter(), self._usage()
+        if index == 0 and self.task.canonical:
+            proposals = [self.models.canonical()]
+        else:
+            best = self.progress.best
+            folder = self.store.candidate_dir(*best.key) if best else None
+            proposals = self.models.propose(self._history(), best, folder, k=self.config.candidates)
+        spent = self._usage()
+        for k, proposal in enumerate(proposals):
+            if proposal.source is not None:
+                folder = self.store.candidate_dir(index, k)
+                folder.mkdir(parents=True, exist_ok=True)
+                write_json(folder / "proposal.json", proposal.to_dict())
+                (folder / "program.py").write_text(proposal.source)
+        write_json(path, {"proposals": [p.to_dict() for p in proposals], "design_s": time.perf_counter() - clock,
+                          "cost_usd": spent[0] - usage[0], "tokens": spent[1] - usage[1]})
+        self.store.log("proposals_written", iteration=index, count=len(proposals))
+        return proposals
+
+    def _history(self) -> list[CandidateRecord]:
+        """Every finished candidate so far, oldest first."""
+        return [c for r in self.store.iterations() for c in self.store.candidates(r.index)]
+
+    # ---- evaluation --------------------------------------------------------------------------------------
+
+    def _evaluate(self, index: int, proposals: list[ProposalRecord]) -> None:
+        """Evaluate the candidates not done yet; each is recorded as soon as it finishes."""
+        jobs = []
+        for k, proposal in enumerate(proposals):
+            folder = self.store.candidate_dir(index, k)
+            if self.store.candidate(index, k) is not None:
+                continue
+            if proposal.source is None:
+                self._save(self._rejected(index, k, proposal, proposal.error or "the designer failed"))
+            elif (folder / "rollout.json").is_file():  # simulated before a crash; only the critique is missing
+                self._critique_and_save(index, k, proposal, read_json(folder / "rollout.json"))
+            else:
+                jobs.append(Job((index, k), folder, self._job(index, k, proposal)))
+        if jobs:
+            for job in jobs:
+                self._emit("candidate", *job.key, message="optimizing")
+                self.store.log("candidate_started", iteration=job.key[0], candidate=job.key[1])
+            self._executor().run(evaluate_candidate, jobs, on_done=lambda o: self._done(o, proposals),
+                                 on_progress=self._planner_progress)
+
+    def _job(self, index: int, k: int, proposal: ProposalRecord) -> CandidateJob:
+        duration = self.config.duration_s or self.task.duration_s
+        optimizer = dataclasses.replace(self.config.optimizer or _body_optimizer(self.task), duration_s=duration)
+        return CandidateJob(source=proposal.source or "", trusted=proposal.trusted, scene=self.task.scene,
+                            optimizer=optimizer, render=self.config.render,
+                            seed=self.config.seed + 1000 * index + k)
+
+    def _executor(self) -> Any:
+        if self.executor is None:
+            self.executor = make_executor(self.config.executor, workers=self.config.workers,
+                                          address=self.config.address, timeout_s=self.config.candidate_timeout_s)
+        return self.executor
+
+    def _planner_progress(self, key: tuple[int, int], fields: dict[str, Any]) -> None:
+        self._emit("progress", *key, fraction=float(fields.get("fraction", 0.0)),
+                   message=str(fields.get("message", "")))
+
+    def _done(self, outcome: JobOutcome, proposals: list[ProposalRecord]) -> None:
+        index, k = outcome.key
+        proposal = proposals[k]
+        if not outcome.ok:
+            self._save(CandidateRecord(iteration=index, index=k, status=CandidateStatus.FAILED,
+                                       program_hash=proposal.program_hash, rationale=proposal.rationale,
+                                       error=outcome.error, weights=proposal.weights,
+                                       timings={"wall": outcome.wall_s}))
+        elif not (outcome.value or {}).get("check_passed", False):
+            self._save(self._rejected(index, k, proposal, str((outcome.value or {}).get("problems", ""))))
+        else:
+            summary = {**(outcome.value or {}), "wall_s": outcome.wall_s}
+            write_json(self.store.candidate_dir(index, k) / "rollout.json", summary)
+            self._critique_and_save(index, k, proposal, summary)
+
+    def _rejected(self, index: int, k: int, proposal: ProposalRecord, error: str) -> CandidateRecord:
+        return CandidateRecord(iteration=index, index=k, status=CandidateStatus.REJECTED,
+                               program_hash=proposal.program_hash, rationale=proposal.rationale, error=error,
+                               weights=proposal.weights)
+
+    def _critique_and_save(self, index: int, k: int, proposal: ProposalRecord, summary: dict[str, Any]) -> None:
+        folder = self.store.candidate_dir(index, k)
+        usage, clock = self._usage(), time.perf_counter()
+        critique = self.models.critique(self._trajectory((index, k)), folder / VIDEO_FILE)
+        write_json(folder / "critique.json", critique.to_dict())
+        spent = self._usage()
+        metrics = summary["metrics"]
+        record = CandidateRecord(
+            iteration=index, index=k, status=CandidateStatus.EVALUATED, program_hash=proposal.program_hash,
+            rationale=proposal.rationale, weights=dict(summary["weights"]), metrics=metrics,
+            task_score=float(metrics[self.task.metric]), fell=bool(metrics["fell"]),
+            reward_return=float(summary["return"]), term_stats=summary["term_stats"],
+            critic_score=float(critique.score), success=bool(critique.success),
+            tokens=spent[1] - usage[1] + proposal.tokens, cost_usd=spent[0] - usage[0] + proposal.cost_usd,
+            timings={**summary["timings"], "critique": time.perf_counter() - clock})
+        self._save(record)
+
+    def _save(self, record: CandidateRecord) -> None:
+        self.store.save_candidate(record)
+        self._emit("candidate_done", record.iteration, record.index,
+                   message=f"{record.status.value}: {self.task.metric} {_fmt(record.task_score)}, "
+                           f"critic {_fmt(record.critic_score)}" if record.error is None
+                   else f"{record.status.value}: {record.error.splitlines()[0][:120]}")
+
+    def _trajectory(self, key: tuple[int, int]) -> Trajectory:
+        if key not in self._trajectories:
+            self._trajectories[key] = Trajectory.load(self.store.candidate_dir(*key) / TRAJECTORY_DIR)
+        return self._trajectories[key]
+
+    # ---- selection ---------------------------------------------------------------------------------------
+
+    def _select(self, index: int) -> tuple[IterationStatus, CandidateRecord | None, list[Comparison], str]:
+        """Challenge the best so far with each evaluated candidate in turn: fall, then critic, then metric."""
+        best, comparisons = self.progress.best, []
+        challengers = [c for c in self.store.candidates(index) if c.status == CandidateStatus.EVALUATED]
+        for challenger in challengers:
+            winner, by = self._duel(challenger, best)
+            comparisons.append(Comparison(challenger.key, best.key if best else None, winner, by))
+            if winner == "challenger":
+                best = challenger
+        if not challengers:
+            return IterationStatus.NO_CANDIDATE, best, comparisons, "no candidate of this iteration was evaluated"
+        if best is not None and best.iteration == index:
+            last = next(c for c in reversed(comparisons) if c.challenger == best.key and c.winner == "challenger")
+            reason = (f"candidate {best.index} became the best"
+                      + (f", beating iteration {last.incumbent[0]} candidate {last.incumbent[1]} by {last.by}"
+                         if last.incumbent else " (first evaluated)"))
+            return IterationStatus.IMPROVED, best, comparisons, reason
+        assert best is not None
+        bys = ", ".join(sorted({c.by for c in comparisons}))
+        return (IterationStatus.KEPT, best, comparisons,
+                f"iteration {best.iteration} candidate {best.index} stays the best (decided by {bys})")
+
+    def _duel(self, challenger: CandidateRecord, incumbent: CandidateRecord | None) -> tuple[str, str]:
+        """('challenger' | 'incumbent', what decided)."""
+        if incumbent is None:
+            return "challenger", "only"
+        if challenger.fell != incumbent.fell:
+            return ("incumbent" if challenger.fell else "challenger"), "fall"
+        verdict = self.models.compare(self._trajectory(challenger.key), self._trajectory(incumbent.key),
+                                      self.store.candidate_dir(*challenger.key) / VIDEO_FILE,
+                                      self.store.candidate_dir(*incumbent.key) / VIDEO_FILE)
+        if verdict != "tie":
+            return ("challenger" if verdict == "a" else "incumbent"), "critic"
+        better = (challenger.task_score or 0.0) > (incumbent.task_score or 0.0)
+        return ("challenger" if better else "incumbent"), "metric"
+
+    # ---- accounting and display --------------------------------------------------------------------------
+
+    def _usage(self) -> tuple[float, int, int]:
+        """(cost USD, tokens, paid calls) of this session's model calls."""
+        total = self.ledger.total
+        calls = int(self.ledger.summary()["calls"])  # type: ignore[call-overload]
+        return total.cost_usd, total.input_tokens + total.output_tokens, calls
+
+    def _out_of_time(self) -> bool:
+        limit = self.config.budget_s
+        return limit is not None and self.progress.wall_before + time.monotonic() - self.started >= limit
+
+    def _emit(self, kind: str, iteration: int | None = None, candidate: int | None = None, *,
+              fraction: float | None = None, message: str = "") -> None:
+        best = self.progress.best
+        self.emit(LoopEvent(kind=kind, iteration=iteration, candidate=candidate, fraction=fraction, message=message,
+                            best_score=best.task_score if best else None,
+                            cost_usd=self.progress.cost_before + self._usage()[0]))
+
+
+def _body_optimizer(task: Task) -> OptimizerConfig:
+    """MPPI with the planner tuned for the task's body, one thread (candidates run in parallel instead)."""
+    from rewardloop.control.defaults import BODY_PLANNERS
+    from rewardloop.sim.bodies import get_body
+
+    return OptimizerConfig(planner=BODY_PLANNERS[get_body(task.scene.body).actuator_kind], nthread=1)
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"

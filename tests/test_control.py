@@ -1,0 +1,159 @@
+"""Controller optimization: planner, low-level controllers, trajectories and configs."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from rewardloop.control.lowlevel import PDController, PDGains, pd_model, posture_space
+from rewardloop.control.mpc import RecedingHorizon, interpolate, mppi_update, shift
+from rewardloop.control.muscles import MuscleController, MuscleGains, MuscleParams
+from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig, optimize
+from rewardloop.control.plants import PosturePD
+from rewardloop.control.trajectory import Trajectory
+from rewardloop.errors import UserError
+from rewardloop.reward.base import RewardEval
+from rewardloop.sim.features import Features
+from rewardloop.sim.rollout import Simulator
+
+TINY = PlannerConfig(samples=8, horizon_s=0.1, replan_every=4, planning_dt=0.01, knots=3, iterations=1)
+
+
+class StandTall:
+    """A real two-term reward: pelvis at standing height, torso upright."""
+
+    def __call__(self, features: Features) -> RewardEval:
+        height = np.exp(-(((features.root_height - features.standing_height) / 0.1) ** 2))
+        return RewardEval({"height": height, "upright": features.torso_up[..., 2]}, {"height": 1.0, "upright": 0.5})
+
+
+def test_interpolate_and_shift():
+    knots = np.array([[[0.0], [1.0], [4.0]]])  # knots at 0, 0.5 and 1 s
+    # t = 0.25 s is half way between knots 0 and 1 -> 0.5; t = 0.75 -> (1 + 4) / 2 = 2.5; t = 2 clamps -> 4
+    assert np.allclose(interpolate(knots, 1.0, np.array([0.25, 0.75, 2.0]))[0, :, 0], [0.5, 2.5, 4.0])
+    # shifted by 0.5 s the knots read the old plan at 0.5, 1.0 and 1.5 (held) -> 1, 4, 4
+    assert np.allclose(shift(knots[0], 1.0, 0.5)[:, 0], [1.0, 4.0, 4.0])
+
+
+def test_pd_inside_mujoco_matches_numpy_law_on_own_motors(humanoid_flat):
+    # the planner's converted motors and the executed NumPy law give the same motion at the body's own step
+    gains = PDGains()
+    space = posture_space(humanoid_flat)
+    target = np.clip(humanoid_flat.initial_state[1 + space.qpos_adr] + 0.3, space.low, space.high)
+    targets = np.broadcast_to(target, (1, 40, space.size))
+    inside = dataclasses.replace(humanoid_flat, model=pd_model(humanoid_flat, gains))
+    with Simulator(inside, nthread=1) as sim:
+        a = sim.open_loop(targets)
+    controller = PDController(humanoid_flat, gains)
+    with Simulator(humanoid_flat, nthread=1) as sim:
+        b = sim.closed_loop(lambda s, t: controller(s, targets[:, t])[:, None], batch=1, nstep=40, chunk=1)
+    assert np.allclose(a.state, b.state, atol=1e-6)
+    # motor commands stay within the body's own control range [-1, 1]
+    assert np.abs(b.control).max() <= 1.0
+
+
+def test_pd_reaches_target_posture(humanoid_flat):
+    plant = PosturePD(humanoid_flat, PDGains(), planning_dt=None)
+    space = plant.space
+    start = humanoid_flat.initial_state[1 + space.qpos_adr]
+    elbow = space.names.index("right_elbow")
+    target = start.copy()
+    target[elbow] = np.clip(start[elbow] + 0.6, space.low[elbow], space.high[elbow])
+    with Simulator(humanoid_flat, nthread=1) as sim:
+        motion = plant.execute(sim, humanoid_flat.initial_state, np.broadcast_to(target, (1, 200, space.size)))
+    # 1 s later the elbow is within 0.1 rad of a 0.6 rad move (PD settles in a few tenths of a second)
+    assert abs(motion.state[0, -1, 1 + space.qpos_adr[elbow]] - target[elbow]) < 0.1
+
+
+def test_muscle_curves_match_mujoco(myolegs_flat):
+    import mujoco
+
+    model, params = myolegs_flat.model, MuscleParams.of(myolegs_flat)
+    i = 0
+    norm = np.linspace(0.3, 1.8, 7)
+    length = params.length_low[i] + (norm - params.range_low[i]) * params.optimal[i]
+    velocity = np.linspace(-1.2, 1.2, 7) * params.optimal[i] * params.vmax[i]
+    nl, nv = params.normalised(np.repeat(length[:, None], model.nu, 1), np.repeat(velocity[:, None], model.nu, 1))
+    for k in range(7):  # plain loop over MuJoCo's own curve vs the vectorized one
+        gain = mujoco.mju_muscleGain(length[k], velocity[k], model.actuator_lengthrange[i], model.actuator_acc0[i],
+                                     model.actuator_gainprm[i, :9])
+        bias = mujoco.mju_muscleBias(length[k], model.actuator_lengthrange[i], model.actuator_acc0[i],
+                                     model.actuator_biasprm[i, :9])
+        assert np.isclose(-params.peak[i] * params.active_curve(nl, nv)[k, i], gain)
+        assert np.isclose(-params.peak[i] * params.passive_curve(nl)[k, i], bias)
+
+
+def test_muscle_controller_drives_knee_to_target(myolegs_flat):
+    controller = MuscleController(myolegs_flat, MuscleGains(), fit_samples=1500)
+    space = controller.space
+    knee = space.names.index("knee_angle_r")
+    target = myolegs_flat.initial_state[1 + space.qpos_adr].copy()
+    target[knee] += 0.8  # bend the right knee by 0.8 rad (46°)
+    chunk = 2  # 4 ms updates at the 2 ms step
+
+    def policy(state, step):
+        return np.repeat(controller(state, target[None])[:, None], chunk, axis=1)
+
+    with Simulator(myolegs_flat, nthread=1) as sim:
+        driven = sim.closed_loop(policy, batch=1, nstep=250, chunk=chunk)
+        passive = sim.open_loop(np.zeros((1, 250, myolegs_flat.model.nu)))
+    angle = driven.state[0, -1, 1 + space.qpos_adr[knee]]
+    slack = passive.state[0, -1, 1 + space.qpos_adr[knee]]
+    # after 0.5 s the knee is within 0.1 rad of 0.8; without excitation it folds far past it (> 1.2 rad)
+    assert abs(angle - target[knee]) < 0.1
+    assert slack > 1.2
+    assert driven.control.min() >= 0.0 and driven.control.max() <= 1.0
+
+
+def test_planner_improves_reward_over_initial_plan(humanoid_flat):
+    plant = PosturePD(humanoid_flat, PDGains(), planning_dt=0.01)
+    planner = RecedingHorizon(plant, StandTall(), mppi_update, dataclasses.replace(TINY, samples=16), seed=0)
+    state = humanoid_flat.initial_state.copy()
+    state[1 + humanoid_flat.model.nq + 0] = 0.8  # pushed forward at 0.8 m/s: holding still tips over
+    plan = np.repeat(plant.start(state)[None], TINY.knots, axis=0)
+    first = None
+    with Simulator(plant.planner_scene, nthread=1) as sim:
+        for _ in range(4):
+            plan, samples = planner.improve(sim, state, plan)
+            first = samples.returns[0] if first is None else first
+        _, final = planner.improve(sim, state, plan)
+    # sample 0 is the unperturbed plan: its return after 4 updates beats the initial plan's
+    assert final.returns[0] > first
+
+
+def test_optimize_is_deterministic_and_saves(humanoid_flat, tmp_path):
+    config = OptimizerConfig(kind="mppi", planner=TINY, duration_s=0.1, nthread=1)
+    a = optimize(humanoid_flat, StandTall(), config, seed=3)
+    b = optimize(humanoid_flat, StandTall(), config, seed=3)
+    assert np.array_equal(a.rollouts.state, b.rollouts.state)
+    assert a.rollouts.state.shape[:2] == (1, 20)  # 0.1 s at 5 ms
+    # 20 steps replanned every 4 -> 5 plans × 8 samples × 10 planning steps (0.1 s at 10 ms)
+    assert a.planner_steps == 5 * 8 * 10
+    a.save(tmp_path)
+    loaded = Trajectory.load(tmp_path)
+    assert np.array_equal(loaded.rollouts.control, a.rollouts.control)
+    assert loaded.metrics == a.metrics and loaded.term_stats == a.term_stats
+
+
+def test_predictive_sampling_baseline_runs(humanoid_flat):
+    seen = []
+    config = OptimizerConfig(kind="predictive", planner=TINY, duration_s=0.05, nthread=1)
+    trajectory = optimize(humanoid_flat, StandTall(), config, seed=0, progress=seen.append)
+    assert trajectory.rollouts.control.shape == (1, 10, humanoid_flat.model.nu)
+    assert seen[-1].fraction == 1.0 and len(seen) == 3  # 10 steps in plans of 4, 4, 2
+
+
+@pytest.mark.parametrize("changes", [dict(samples=1), dict(horizon_s=0), dict(elite_fraction=1.5),
+                                     dict(noise=0.01, min_noise=0.1), dict(replan_every=0)])
+def test_bad_planner_config(changes):
+    with pytest.raises(UserError):
+        PlannerConfig(**changes)
+
+
+def test_bad_optimizer_config():
+    with pytest.raises(UserError, match="mppi"):
+        OptimizerConfig(kind="ilqg")  # type: ignore[arg-type]
+    with pytest.raises(UserError):
+        OptimizerConfig(duration_s=-1)

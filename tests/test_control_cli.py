@@ -1,0 +1,30 @@
+"""The `rewardloop optimize` command."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rewardloop.cli import main
+from rewardloop.control.trajectory import Trajectory
+
+
+def test_optimize_command_writes_trajectory(tmp_path, capsys):
+    code = main(["optimize", "--body", "humanoid", "--reward", "walk", "--duration", "0.05", "--samples", "4",
+                 "--horizon", "0.05", "--threads", "1", "--out", str(tmp_path)])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    trajectory = Trajectory.load(tmp_path)
+    assert trajectory.rollouts.state.shape[1] == 10  # 0.05 s at 5 ms
+    assert summary["metrics"]["duration"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--reward", "nonexistent_reward"], "is neither a canonical reward"),
+    (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, predictive"),
+    (["--samples", "1"], "samples must be at least 2"),
+])
+def test_bad_optimize_input_is_a_user_error(tmp_path, capsys, argv, message):
+    assert main(["optimize", "--duration", "0.05", "--out", str(tmp_path), *argv]) == 2
+    assert message in capsys.readouterr().err

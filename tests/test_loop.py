@@ -1,0 +1,137 @@
+"""The closed loop end to end on a tiny budget, resume after a real kill, and the CLI's bad-input errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from rewardloop.cli import main
+from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig
+from rewardloop.loop.config import PRESETS, RunConfig
+from rewardloop.loop.records import CandidateStatus, IterationStatus, StopReason
+from rewardloop.loop.run import run_loop, start_run
+from rewardloop.loop.store import FORMAT_VERSION, RunStore, list_runs
+from rewardloop.reward.canonical import canonical
+from rewardloop.sim.render import RenderConfig
+from rewardloop.tasks import get_task
+
+TINY = RunConfig(iterations=2, candidates=2, duration_s=0.4, workers=2,
+                 optimizer=OptimizerConfig(planner=PlannerConfig(samples=8, horizon_s=0.1), nthread=1),
+                 render=RenderConfig(width=64, height=48, fps=10))
+"""A loop that runs in seconds: 0.4-s rollouts, 8 planner samples, tiny videos."""
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    events = []
+    store = start_run(get_task("walk-flat"), TINY, out=tmp_path_factory.mktemp("runs"))
+    result = run_loop(store, on_event=events.append)
+    return store, result, events
+
+
+def test_loop_records_every_candidate_and_decision(finished_run):
+    store, result, events = finished_run
+    assert result.stop_reason == StopReason.ITERATIONS
+    first, second = store.iterations()
+    # Iteration 0 evaluates the canonical walking reward alone; iteration 1 has the designer's 2 candidates.
+    (start,) = store.candidates(0)
+    assert start.status == CandidateStatus.EVALUATED and start.program_hash == canonical("walk").hash
+    assert first.status == IterationStatus.IMPROVED and first.best == (0, 0)
+    assert len(store.candidates(1)) == 2
+    # Each evaluated candidate of iteration 1 challenged the best in turn.
+    evaluated = [c for c in store.candidates(1) if c.status == CandidateStatus.EVALUATED]
+    assert [c.challenger for c in second.comparisons] == [c.key for c in evaluated]
+    assert result.best is not None and result.best.key == second.best
+    for c in evaluated:  # 0.4 s of simulated time, scored, critiqued, rendered
+        folder = store.candidate_dir(*c.key)
+        assert c.metrics["duration"] == pytest.approx(0.4, abs=0.011)
+        assert c.task_score == c.metrics["distance"] and 0.0 <= c.critic_score <= 10.0
+        assert all((folder / name).is_file() for name in ("program.py", "check.json", "video.mp4", "sheet.png",
+                                                          "critique.json", "trajectory/trajectory.npz"))
+    best_program = store.candidate_dir(*second.best) / "program.py"
+    assert (store.path / "best_program.py").read_text() == best_program.read_text()
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "run" and kinds[-1] == "stop" and kinds.count("iteration") == 2
+    assert kinds.count("progress") > 0  # planner progress came back from the worker processes
+
+
+def test_finished_run_is_listed_and_reported(finished_run, capsys):
+    store, _, _ = finished_run
+    (summary,) = list_runs(store.path.parent)
+    assert summary.iterations_done == 2 and summary.stop_reason == "iterations"
+    assert main(["report", str(store.path)]) == 0
+    assert capsys.readouterr().out.strip() == f"report: {store.path / 'report.html'}"
+    assert main(["runs", "--out", str(store.path.parent)]) == 0
+    assert "walk-flat" in capsys.readouterr().out
+
+
+def test_resume_after_kill_redoes_nothing_finished(tmp_path):
+    config = RunConfig(**{**TINY.__dict__, "iterations": 3, "workers": 1})  # candidates one after the other
+    store = start_run(get_task("walk-flat"), config, out=tmp_path)
+    command = [sys.executable, "-m", "rewardloop.cli", "resume", str(store.path), "--quiet"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+    try:
+        _wait_for(lambda: len(store.candidates(1)) == 1, process, timeout_s=60)  # the second is running
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)  # the loop and its workers, mid-iteration
+        process.wait()
+    finished = {p: p.stat().st_mtime_ns for p in store.path.glob("iterations/*/candidates/*/candidate.json")}
+    assert store.iteration(0) is not None and store.iteration(1) is None and len(finished) == 2
+    assert main(["resume", str(store.path), "--quiet"]) == 0
+    assert len(store.iterations()) == 3 and store.result()["stop_reason"] == "iterations"
+    assert {p: p.stat().st_mtime_ns for p in finished} == finished  # finished candidates untouched
+    done = [(e["iteration"], e["candidate"]) for e in store.events() if e["event"] == "candidate_done"]
+    assert len(done) == len(set(done)) == 5  # 1 + 2 + 2 candidates, each finished exactly once
+    assert [e["event"] for e in store.events()].count("proposals_written") == 3  # nothing designed twice
+
+
+def _wait_for(condition, process: subprocess.Popen, *, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert process.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline, "the run did not get that far in time"
+        time.sleep(0.02)
+
+
+def test_presets_are_the_papers_shapes():
+    assert (PRESETS["movlr"].candidates, PRESETS["movlr"].iterations) == (1, 15)
+    assert (PRESETS["motionvl"].candidates, PRESETS["motionvl"].iterations) == (10, 5)
+    assert RunConfig.from_dict(TINY.to_dict()) == TINY
+
+
+def _one_line_error(capsys, argv: list[str], expected: str) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and expected in err, err
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
+    out = ["--out", str(tmp_path)]
+    _one_line_error(capsys, ["run", "--task", "moonwalk", *out], "unknown task 'moonwalk'; choose one of:")
+    _one_line_error(capsys, ["run", "walk", "--body", "robot", *out], "unknown body 'robot'; choose one of:")
+    _one_line_error(capsys, ["run", "  ", *out], "the task description is empty")
+    _one_line_error(capsys, ["run", "walk", "--preset", "huge", *out], "unknown preset 'huge'")
+    _one_line_error(capsys, ["resume", str(tmp_path)], "is not a run directory")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    _one_line_error(capsys, ["run", "walk", "--critic", "openai:gpt-4o@http://127.0.0.1:9/v1", *out], "")
+    assert list(tmp_path.iterdir()) == []  # nothing was started
+
+
+def test_run_of_another_format_version_is_refused(finished_run, tmp_path, capsys):
+    store, _, _ = finished_run
+    config = json.loads((store.path / "config.json").read_text())
+    other = tmp_path / "old"
+    other.mkdir()
+    (other / "config.json").write_text(json.dumps({**config, "format": FORMAT_VERSION + 1}))
+    (other / "task.json").write_text((store.path / "task.json").read_text())
+    _one_line_error(capsys, ["resume", str(other)], f"run format {FORMAT_VERSION + 1}")
+    _one_line_error(capsys, ["report", str(other)], "another version of rewardloop")
+    with pytest.raises(Exception, match="another version"):
+        RunStore.open(other)

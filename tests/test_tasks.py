@@ -1,0 +1,73 @@
+"""Built-in tasks: one battery over every task and body, free-text tasks, and the `tasks` listing."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rewardloop.cli import main
+from rewardloop.control.metrics import TaskMetrics
+from rewardloop.errors import UserError
+from rewardloop.reward.canonical import CANONICAL
+from rewardloop.sim.terrain import Terrain
+from rewardloop.tasks import INJURIES, TASK_BODIES, TASKS, Task, get_task, task_from_description
+
+
+@pytest.mark.parametrize("body", TASK_BODIES)
+@pytest.mark.parametrize("name", list(TASKS))
+def test_every_task_on_every_body(name, body):
+    task = get_task(name, body=body)
+    assert task.scene.body == body and task.canonical in CANONICAL
+    assert task.scene.injury == (INJURIES[body] if name == "walk-injured" else ())
+    assert Task.from_dict(task.to_dict()) == task  # stored in task.json and read back on resume
+
+
+def test_the_papers_task_set_is_there():
+    terrains = {t.scene.terrain.kind for t in TASKS.values()}
+    assert terrains == {"flat", "slope", "rough", "stairs"}
+    assert {"turn-left", "walk-straight-knees", "walk-injured"} <= set(TASKS)
+    assert get_task("turn-left").metric == "heading_change" and get_task("walk-flat").metric == "distance"
+
+
+def test_score_reads_the_task_metric():
+    metrics = TaskMetrics(duration=10.0, distance=2.76, speed=0.276, fell=False, fall_time=None,
+                          lateral_drift=0.1, heading_change=0.5, steps=14)
+    assert get_task("walk-rough").score(metrics) == 2.76  # MoVLR's headline: 2.76 m in 10 s on rough ground
+    assert get_task("turn-left").score(metrics) == 0.5
+
+
+@pytest.mark.parametrize(("text", "terrain", "canonical", "metric"), [
+    ("walk forward on rough ground with an upright posture", "rough", "walk_rough", "distance"),
+    ("climb the stairs", "stairs", "walk_stairs", "distance"),
+    ("turn to the left while walking", "flat", "turn_left", "heading_change"),
+    ("walk with straight knees", "flat", "walk_straight_knees", "distance"),
+    ("walk despite an injured ankle", "flat", "walk_injured", "distance"),
+    ("wave both arms", "flat", None, "distance"),  # no walking word: the designer writes the first program
+])
+def test_task_from_description_follows_words_and_terrain(text, terrain, canonical, metric):
+    task = task_from_description(text, "myolegs", terrain)
+    assert (task.canonical, task.metric, task.scene.terrain.kind) == (canonical, metric, terrain)
+    assert task.success == (math.pi / 2 if metric == "heading_change" else 2.0)
+
+
+def test_free_text_keeps_terrain_parameters_and_injury():
+    task = task_from_description("walk despite a weak leg", "humanoid", Terrain("slope", slope_deg=8.0))
+    assert task.scene.terrain.slope_deg == 8.0 and task.scene.injury == INJURIES["humanoid"]
+
+
+def test_bad_tasks_name_the_choices():
+    with pytest.raises(UserError, match="unknown task 'fly'; choose one of: turn-left, walk-flat"):
+        get_task("fly")
+    with pytest.raises(UserError, match="unknown body 'robot'"):
+        get_task("walk-flat", body="robot")
+    with pytest.raises(UserError, match="description is empty"):
+        task_from_description("   ", "humanoid")
+
+
+def test_tasks_command_lists_each_task_per_body(capsys):
+    assert main(["tasks"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [line.split()[:2] for line in lines[1:-1]]
+    assert rows == [[name, body] for name in TASKS for body in TASK_BODIES]  # 7 tasks x 2 bodies = 14 rows
+    assert any("injured: left_plantarflexors at 30%" in line for line in lines)
