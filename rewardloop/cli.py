@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from rewardloop.cli_base import Handler
+from rewardloop.cli_base import Handler, scene_arguments, scene_from_args
 from rewardloop.errors import UserError
 
 EXIT_USAGE = 2
@@ -20,37 +20,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"rewardloop: error: {message} (see `{self.prog} --help`)\n")
         raise SystemExit(EXIT_USAGE)
-
-
-def _scene_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--body", default="humanoid", help="body name (see `rewardloop bodies`)")
-    parser.add_argument("--terrain", default="flat", help="flat, slope, rough or stairs")
-    parser.add_argument("--slope", type=float, default=5.0, help="slope incline in degrees")
-    parser.add_argument("--roughness", type=float, default=0.04, help="rough terrain bump height in m")
-    parser.add_argument("--terrain-seed", type=int, default=0, help="rough terrain pattern seed")
-    parser.add_argument("--step-height", type=float, default=0.08, help="stairs rise in m")
-    parser.add_argument("--injury", action="append", default=[], metavar="GROUP=FACTOR",
-                        help="weaken a muscle group, e.g. left_plantarflexors=0.3 (repeatable)")
-
-
-def scene_from_args(args: argparse.Namespace):  # -> Scene
-    """The Scene the scene arguments describe."""
-    from rewardloop.sim.scene import Scene
-    from rewardloop.sim.terrain import Terrain
-
-    terrain = Terrain(kind=args.terrain, slope_deg=args.slope, roughness=args.roughness,
-                      seed=args.terrain_seed, step_height=args.step_height)
-    return Scene(body=args.body, terrain=terrain, injury=tuple(_parse_injury(i) for i in args.injury))
-
-
-def _parse_injury(text: str) -> tuple[str, float]:
-    group, sep, factor = text.partition("=")
-    try:
-        if not sep:
-            raise ValueError
-        return group.strip(), float(factor)
-    except ValueError:
-        raise UserError(f"--injury takes GROUP=FACTOR, e.g. left_plantarflexors=0.3; got {text!r}") from None
 
 
 def cmd_bodies(args: argparse.Namespace) -> None:
@@ -123,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("bodies", cmd_bodies).add_argument("--fast", action="store_true", help="skip timing and the heavy body")
     add("features", cmd_features)
     render = add("render", cmd_render)
-    _scene_arguments(render)
+    scene_arguments(render)
     render.add_argument("--trajectory", help="a saved trajectory (.npz); default: roll out --controller")
     render.add_argument("--controller", default="random", help="zero or random (without --trajectory)")
     render.add_argument("--duration", type=float, default=2.0, help="seconds to simulate")

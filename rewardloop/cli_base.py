@@ -4,9 +4,47 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from rewardloop.errors import UserError
+
+if TYPE_CHECKING:
+    from rewardloop.sim.scene import Scene
 
 Handler = Callable[[argparse.Namespace], "int | None"]
 """A subcommand: parsed arguments -> exit code (None means 0). Raise UserError for bad input (exit 2)."""
 
 AddCommand = Callable[[str, Handler], argparse.ArgumentParser]
 """Registers a subcommand by name and returns its parser."""
+
+
+def scene_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options that describe a scene: body, terrain and its parameters, injuries."""
+    parser.add_argument("--body", default="humanoid", help="body name (see `rewardloop bodies`)")
+    parser.add_argument("--terrain", default="flat", help="flat, slope, rough or stairs")
+    parser.add_argument("--slope", type=float, default=5.0, help="slope incline in degrees")
+    parser.add_argument("--roughness", type=float, default=0.04, help="rough terrain bump height in m")
+    parser.add_argument("--terrain-seed", type=int, default=0, help="rough terrain pattern seed")
+    parser.add_argument("--step-height", type=float, default=0.08, help="stairs rise in m")
+    parser.add_argument("--injury", action="append", default=[], metavar="GROUP=FACTOR",
+                        help="weaken a muscle group, e.g. left_plantarflexors=0.3 (repeatable)")
+
+
+def scene_from_args(args: argparse.Namespace) -> Scene:
+    """The Scene the scene arguments describe."""
+    from rewardloop.sim.scene import Scene
+    from rewardloop.sim.terrain import Terrain
+
+    terrain = Terrain(kind=args.terrain, slope_deg=args.slope, roughness=args.roughness,
+                      seed=args.terrain_seed, step_height=args.step_height)
+    return Scene(body=args.body, terrain=terrain, injury=tuple(_parse_injury(i) for i in args.injury))
+
+
+def _parse_injury(text: str) -> tuple[str, float]:
+    group, sep, factor = text.partition("=")
+    try:
+        if not sep:
+            raise ValueError
+        return group.strip(), float(factor)
+    except ValueError:
+        raise UserError(f"--injury takes GROUP=FACTOR, e.g. left_plantarflexors=0.3; got {text!r}") from None

@@ -35,11 +35,23 @@ def fall(humanoid_flat):
         return sim.open_loop(zero_controls(humanoid_flat, 1, 400))  # 2 s unpowered: falls
 
 
+FORWARD = """
+def forward_progress(f):
+    return np.minimum(f.forward_vel, 1.2)
+
+def upright(f):
+    return lib.upright(f, part="torso")
+
+WEIGHTS = {"forward_progress": 2.0, "upright": 1.0}
+"""
+
+
 def test_matching_terms_finds_library_equivalents():
-    walk = canonical("walk")  # upright calls lib.upright; forward_progress reads forward_vel only
+    walk = canonical("walk")  # upright calls lib.upright, face calls lib.heading; speed reads com_vel and time
     assert matching_terms(walk, "upright") == ["upright"]
-    assert matching_terms(walk, "forward_velocity") == ["forward_progress"]
-    assert matching_terms(walk, "heading") == ["keep_heading"]
+    assert matching_terms(walk, "heading") == ["face"]
+    assert matching_terms(walk, "forward_velocity") == []
+    assert matching_terms(RewardProgram.from_source(FORWARD), "forward_velocity") == ["forward_progress"]
     assert matching_terms(walk, "knee_extension") == []
 
 
@@ -65,7 +77,8 @@ def test_builtin_designer_edits_for_knees_and_backward_walking():
     backward = Critique(False, 2.0, suggestions=(
         Suggestion("velocity_tracking", "add", "track", {"forward": -0.5}),
         Suggestion("forward_velocity", "remove", "forward is wrong")))
-    strong = BuiltinDesigner().propose(DesignContext("walk backward", canonical("walk"), backward), 2)[1].program
+    strong = BuiltinDesigner().propose(DesignContext("walk backward", RewardProgram.from_source(FORWARD), backward),
+                                       2)[1].program
     assert "forward_progress" not in strong.weights and strong.weights["velocity_tracking"] == 4.0  # 2.0 × 4/2
     assert "lib.velocity_tracking(f, forward=-0.5)" in strong.source
 
@@ -126,7 +139,7 @@ def test_model_designer_checks_and_repairs_candidates(humanoid_flat):
     assert [p.status for p in proposals] == ["ok", "ok"] and [p.repairs for p in proposals] == [0, 1]
     assert proposals[1].program.weights == {"knees": 1.0} and proposals[1].rationale == "use a real feature"
     prompt = server.requests[0]["messages"][0]["content"]
-    for part in ("walk with straight knees", "| `left_knee_flexion` |", "lib.knee_extension", "forward_progress",
+    for part in ("walk with straight knees", "| `left_knee_flexion` |", "lib.knee_extension", "feet_follow",
                  "bent knees", "iteration 1, program abc: raised upright -> score 4", "Write 2 different"):
         assert part in prompt
     assert server.requests[0]["temperature"] == 0.3

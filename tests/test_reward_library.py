@@ -83,6 +83,21 @@ def test_balance_uses_feet_in_contact():
     assert L.balance(f)[0, 0] == pytest.approx(-math.hypot(0.1, 0.5))
 
 
+def test_capture_point_leads_the_com_by_its_velocity():
+    # CoM (0.1, 0) moving at (1, 0.5) m/s; lead 0.3 s -> capture point (0.4, 0.15); feet midpoint (0.2, 0):
+    # distance hypot(0.2, 0.15) = 0.25, smoothed by 1e-4 under the root.
+    f = one(com_pos=[0.1, 0.0, 0.9], com_vel=[1.0, 0.5, 0.0], left_foot_pos=[0.2, 0.1, 0],
+            right_foot_pos=[0.2, -0.1, 0])
+    assert L.capture_point(f)[0, 0] == pytest.approx(-math.sqrt(0.25**2 + 1e-4))
+    assert L.capture_point(f, lead_s=0.0)[0, 0] == pytest.approx(-math.sqrt(0.1**2 + 1e-4))
+
+
+def test_feet_follow_compares_mean_foot_speed_with_com_speed():
+    # feet at 0.4 and 1.0 m/s forward (mean 0.7), CoM at 1.0 m/s: -0.3
+    f = one(com_vel=[1.0, 0, 0], left_foot_vel=[0.4, 0, 0], right_foot_vel=[1.0, 0.3, 0])
+    assert L.feet_follow(f)[0, 0] == pytest.approx(-0.3)
+
+
 def test_feet_crossing_and_distance_in_heading_frame():
     # heading 90° (facing +y): the body's left is -x. Left foot at x=-0.2, right at x=0.1: separation 0.3 m
     f = one(heading=math.pi / 2, left_foot_pos=[-0.2, 0, 0], right_foot_pos=[0.1, 0, 0])

@@ -7,16 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from rewardloop.cli_base import AddCommand
+from rewardloop.cli_base import AddCommand, scene_arguments, scene_from_args
 from rewardloop.errors import UserError
 
 
 def register(add: AddCommand) -> None:
     """Add this package's subcommands: `add(name, handler)` returns the subparser to add arguments to."""
     parser = add("optimize", _optimize)
-    parser.description = "Optimize a controller for a reward on a body and write the executed trajectory."
-    parser.add_argument("--body", default="humanoid", help="body registry name (default humanoid)")
-    parser.add_argument("--terrain", default="flat", help="flat, slope, rough or stairs (default flat)")
+    scene_arguments(parser)
     parser.add_argument("--reward", default="walk", help="a canonical reward name or a reward program file")
     parser.add_argument("--optimizer", default="mppi", help="mppi, cem or predictive (default mppi)")
     parser.add_argument("--duration", type=float, default=3.0, help="seconds of motion (default 3)")
@@ -42,13 +40,13 @@ def _program(reward: str):  # type: ignore[no-untyped-def]
 
 
 def _optimize(args: argparse.Namespace) -> int:
+    """Optimize a controller for a reward on a body and write the executed trajectory (and a video)."""
     from rewardloop.control.defaults import default_config
     from rewardloop.control.optimizer import Progress, optimize
     from rewardloop.reward import load_reward
-    from rewardloop.sim.scene import Scene, compile_scene
-    from rewardloop.sim.terrain import Terrain
+    from rewardloop.sim.scene import compile_scene
 
-    scene = compile_scene(Scene(args.body, Terrain(args.terrain)))
+    scene = compile_scene(scene_from_args(args))
     config = default_config(scene, kind=args.optimizer, duration_s=args.duration, nthread=args.threads,
                             samples=args.samples, horizon_s=args.horizon)
     program, trusted = _program(args.reward)

@@ -9,7 +9,7 @@ from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig
 from rewardloop.sim.scene import CompiledScene
 
 BODY_PLANNERS: dict[str, PlannerConfig] = {
-    "torque": PlannerConfig(samples=64, horizon_s=0.3, replan_every=4, planning_dt=0.01, knots=4, iterations=2),
+    "torque": PlannerConfig(samples=64, horizon_s=0.4, replan_every=4, planning_dt=None, knots=4, iterations=1),
     "muscle": PlannerConfig(samples=64, horizon_s=0.25, replan_every=10, planning_dt=0.004, knots=4,
                             noise=0.06),
 }

@@ -18,11 +18,11 @@ DEFAULT_RUNS = "runs"
 
 def register(add: AddCommand) -> None:
     """Add this package's subcommands: `add(name, handler)` returns the subparser to add arguments to."""
-    from rewardloop.cli import _scene_arguments
+    from rewardloop.cli_base import scene_arguments
 
     run = add("run", cmd_run)
     run.add_argument("description", nargs="?", help="the motion in words (optional with --task)")
-    _scene_arguments(run)
+    scene_arguments(run)
     run.set_defaults(body=None)  # None: the task's body, or the humanoid
     run.add_argument("--task", help="a built-in task (see `rewardloop tasks`); --body moves it to another body")
     run.add_argument("--preset", help="run shape: movlr (1 × 15), motionvl (10 × 5) or quick")
@@ -53,7 +53,7 @@ def register(add: AddCommand) -> None:
 
 def task_from_args(args: argparse.Namespace):  # -> Task
     """The task --task names (moved to --body when given), or one built around the description."""
-    from rewardloop.cli import scene_from_args
+    from rewardloop.cli_base import scene_from_args
     from rewardloop.tasks import get_task, task_from_description
 
     description = (args.description or "").strip()
@@ -181,7 +181,7 @@ def cmd_tasks(args: argparse.Namespace) -> None:
 
 def demo(out_dir: Path | str) -> Path:
     """The offline main job: a short loop (humanoid walking on flat ground, builtin critic and designer,
-    3 iterations of 2 candidates, 3-s rollouts; about a minute on 2 cores) that ends by printing where its
+    3 iterations of 2 candidates, 4-s rollouts; a few minutes on 2 cores) that ends by printing where its
     report is."""
     from rewardloop.loop.config import PRESETS
     from rewardloop.loop.run import start_run

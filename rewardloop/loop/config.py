@@ -12,7 +12,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig
+from rewardloop.control.optimizer import OptimizerConfig
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.render import RenderConfig
 
@@ -96,8 +96,7 @@ def _build(kind: Any, value: Any) -> Any:
 PRESETS: dict[str, RunConfig] = {
     "movlr": RunConfig(iterations=15, candidates=1, workers=1),
     "motionvl": RunConfig(iterations=5, candidates=10),
-    "quick": RunConfig(iterations=3, candidates=2, duration_s=3.0,
-                       optimizer=OptimizerConfig(planner=PlannerConfig(samples=32, horizon_s=0.3), nthread=1),
-                       render=RenderConfig(width=240, height=180, fps=15)),
+    "quick": RunConfig(iterations=3, candidates=2, duration_s=4.0, render=RenderConfig(width=240, height=180, fps=15)),
 }
-"""Named run shapes: MoVLR's 1 × 15, MotionVL's 10 × 5, and a quick offline one (the demo)."""
+"""Named run shapes: MoVLR's 1 × 15, MotionVL's 10 × 5, and a quick offline one (the demo: 4-s rollouts with
+the body's own planner settings)."""

@@ -18,6 +18,7 @@ from rewardloop.models.base import (
     Text,
     TransientError,
     Usage,
+    import_sdk,
     key_variables,
     read_key,
     scrub,
@@ -25,12 +26,7 @@ from rewardloop.models.base import (
 
 
 def _sdk() -> Any:
-    try:
-        import anthropic
-    except ImportError:
-        raise ModelError("the anthropic backend needs the anthropic package: pip install 'rewardloop[anthropic]'") \
-            from None
-    return anthropic
+    return import_sdk("anthropic", "anthropic", "anthropic")
 
 
 class AnthropicBackend:

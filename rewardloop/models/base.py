@@ -16,6 +16,7 @@ a run file or an error message.
 from __future__ import annotations
 
 import hashlib
+import importlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,15 @@ Role = Literal["system", "user", "assistant"]
 
 class ModelError(UserError):
     """A model call failed in a way a user can act on; the message is one line and never holds a key."""
+
+
+def import_sdk(module: str, package: str, extra: str) -> Any:
+    """Import an optional provider SDK, or raise a ModelError naming the pip extra that installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ModelError(f"the {extra} backend needs the {package} package: pip install 'rewardloop[{extra}]'") \
+            from None
 
 
 class TransientError(ModelError):

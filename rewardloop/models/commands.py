@@ -30,7 +30,7 @@ def cmd_critique(args: argparse.Namespace) -> None:
     """Critique a saved trajectory against a description (builtin: rules over physics measurements)."""
     from pathlib import Path
 
-    from rewardloop.cli import scene_from_args
+    from rewardloop.cli_base import scene_from_args
     from rewardloop.critic import make_critic
     from rewardloop.errors import UserError
     from rewardloop.models.cache import ResponseCache
@@ -51,11 +51,11 @@ def cmd_critique(args: argparse.Namespace) -> None:
 
 def register(add: AddCommand) -> None:
     """Add this package's subcommands: `add(name, handler)` returns the subparser to add arguments to."""
-    from rewardloop.cli import _scene_arguments
+    from rewardloop.cli_base import scene_arguments
 
     add("models", cmd_models)
     critique = add("critique", cmd_critique)
-    _scene_arguments(critique)
+    scene_arguments(critique)
     critique.add_argument("--trajectory", required=True, help="a saved trajectory (.npz from rewardloop)")
     critique.add_argument("--description", required=True, help="what the motion should be")
     critique.add_argument("--model", default="builtin", help="critic model string (see `rewardloop models`)")

@@ -19,6 +19,7 @@ from rewardloop.models.base import (
     Text,
     TransientError,
     Usage,
+    import_sdk,
     read_key,
     scrub,
 )
@@ -28,12 +29,7 @@ UPLOAD_WAIT_S = 120.0
 
 
 def _sdk() -> Any:
-    try:
-        from google import genai
-    except ImportError:
-        raise ModelError("the gemini backend needs the google-genai package: pip install 'rewardloop[gemini]'") \
-            from None
-    return genai
+    return import_sdk("google.genai", "google-genai", "gemini")
 
 
 class GeminiBackend:

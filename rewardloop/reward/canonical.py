@@ -11,40 +11,48 @@ from rewardloop.errors import unknown_name
 from rewardloop.reward.program import RewardProgram
 
 _FORWARD = '''
-def forward_progress(f):
-    """Forward speed (m/s) toward the target, saturating above it."""
-    target = 1.4 * f.standing_height
-    return np.minimum(f.forward_vel, target) - 0.5 * np.maximum(f.forward_vel - target, 0.0)
+def speed(f):
+    """-|CoM speed along +x - target| (m/s); the target ramps up over 2 s to 1.4 x standing height (m/s)."""
+    target = np.minimum(1.4 * f.standing_height, 0.6 * f.time)
+    return -np.abs(f.com_vel[..., 0] - target)
+
+def feet_follow(f):
+    """-|mean foot speed - CoM speed| (m/s): step to keep the feet under the body."""
+    return lib.feet_follow(f)
+
+def side(f):
+    """-(|sideways CoM speed| + |distance from the line y = 0|) (m/s + m)."""
+    return -np.abs(f.com_vel[..., 1]) - np.abs(f.com_pos[..., 1])
 '''
 
 _BODY_TERMS = '''
+def height(f):
+    """1 at the standing pelvis height, falling off over 10 cm."""
+    return lib.height(f, fraction=1.0, width=0.1)
+
+def balance(f):
+    """-distance (m) from the capture point to the middle of the feet."""
+    return lib.capture_point(f, lead_s=0.3)
+
 def upright(f):
     """z of the torso up axis: 1 upright."""
     return lib.upright(f, part="torso")
 
-def pelvis_height(f):
-    """1 at the standing pelvis height, falling off over 10 cm."""
-    return lib.height(f, fraction=1.0, width=0.1)
+def posture(f):
+    """-mean squared leg joint angle (rad²): stay near the neutral posture."""
+    return lib.joint_posture(f)
 
 def fallen(f):
     """-1 for every non-foot contact with the ground."""
     return lib.nonfoot_contact(f)
 
-def side_drift(f):
-    """-|lateral velocity| (m/s)."""
-    return lib.side_velocity(f)
-
 def effort(f):
     """Metabolic proxy: -mean squared activation or control."""
     return lib.muscle_effort(f)
-
-def smoothness(f):
-    """-mean squared change of controls between samples."""
-    return lib.action_smoothness(f)
 '''
 
-_WALK_WEIGHTS = {"forward_progress": 2.0, "upright": 1.0, "pelvis_height": 1.0, "fallen": 1.0, "side_drift": 0.5,
-                 "effort": 0.05, "smoothness": 0.5}
+_WALK_WEIGHTS = {"speed": 1.0, "feet_follow": 0.5, "side": 1.0, "height": 2.0, "balance": 3.0, "upright": 1.0,
+                 "posture": 0.1, "fallen": 1.0, "effort": 0.05}
 
 
 def _program(terms: str, weights: dict[str, float]) -> str:
@@ -53,7 +61,7 @@ def _program(terms: str, weights: dict[str, float]) -> str:
 
 
 _HEADING = '''
-def keep_heading(f):
+def face(f):
     """cos(heading): 1 facing +x."""
     return lib.heading(f, target=0.0)
 '''
@@ -87,21 +95,21 @@ def symmetry(f):
 '''
 
 _WALK_TERMS = _FORWARD + _BODY_TERMS
-_BASE = {k: v for k, v in _WALK_WEIGHTS.items() if k != "forward_progress"}
+_BASE = {k: v for k, v in _WALK_WEIGHTS.items() if k not in ("speed", "feet_follow", "side")}
 
 CANONICAL: dict[str, str] = {
-    "walk": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "keep_heading": 0.5}),
-    "walk_slope": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "forward_progress": 2.5, "keep_heading": 0.5}),
+    "walk": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "face": 1.0}),
+    "walk_slope": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "speed": 1.5, "face": 1.0}),
     "walk_rough": _program(_WALK_TERMS + _HEADING + _CLEARANCE,
-                           {**_WALK_WEIGHTS, "keep_heading": 0.5, "foot_clearance": 20.0}),
+                           {**_WALK_WEIGHTS, "face": 1.0, "foot_clearance": 20.0}),
     "walk_stairs": _program(_WALK_TERMS + _HEADING + _CLEARANCE,
-                            {**_WALK_WEIGHTS, "keep_heading": 0.5, "foot_clearance": 50.0}),
+                            {**_WALK_WEIGHTS, "face": 1.0, "foot_clearance": 50.0}),
     "turn_left": _program(_BODY_TERMS + _TURN,
                           {**_BASE, "turning": 2.0, "speed": 1.0}),
     "walk_straight_knees": _program(_WALK_TERMS + _HEADING + _STRAIGHT_KNEES,
-                                    {**_WALK_WEIGHTS, "keep_heading": 0.5, "straight_knees": 1.0}),
+                                    {**_WALK_WEIGHTS, "face": 1.0, "straight_knees": 1.0}),
     "walk_injured": _program(_WALK_TERMS + _HEADING + _SYMMETRY,
-                             {**_WALK_WEIGHTS, "forward_progress": 1.5, "keep_heading": 0.5, "symmetry": 0.5}),
+                             {**_WALK_WEIGHTS, "speed": 0.8, "face": 1.0, "symmetry": 0.5}),
 }
 """Task name -> program source."""
 

@@ -114,6 +114,20 @@ def balance(f: FeatureLike) -> np.ndarray:
     return -np.linalg.norm(np.asarray(f["com_pos"])[..., :2] - support[..., :2], axis=-1)
 
 
+def capture_point(f: FeatureLike, *, lead_s: float = 0.3) -> np.ndarray:
+    """-horizontal distance (m) from the capture point (CoM + lead_s × CoM velocity) to the feet's midpoint."""
+    left, right = _both(f, "foot_pos")
+    point = np.asarray(f["com_pos"])[..., :2] + lead_s * np.asarray(f["com_vel"])[..., :2]
+    middle = 0.5 * (left[..., :2] + right[..., :2])
+    return -np.sqrt(np.sum(np.square(point - middle), axis=-1) + 1e-4)
+
+
+def feet_follow(f: FeatureLike) -> np.ndarray:
+    """-|mean forward speed of the feet - forward speed of the CoM| (m/s), along x: the feet keep up by stepping."""
+    left, right = _both(f, "foot_vel")
+    return -np.abs(0.5 * (left[..., 0] + right[..., 0]) - np.asarray(f["com_vel"])[..., 0])
+
+
 def feet_crossing(f: FeatureLike, *, min_gap: float = 0.05) -> np.ndarray:
     """-max(0, min_gap - lateral foot separation) (m): the left foot should stay left of the right one."""
     return -np.maximum(0.0, min_gap - _lateral_separation(f))
@@ -308,6 +322,8 @@ TERMS: dict[str, LibraryTerm] = {
         _term(alive, "0/1", "+", ("root_height",)),
         _term(upright, "-", "+", tuple(f"{p}_up" for p in PARTS), {"part": PARTS}),
         _term(balance, "m", "-", ("com_pos", *_FOOT)),
+        _term(capture_point, "m", "-", ("com_pos", "com_vel", *_FOOT)),
+        _term(feet_follow, "m/s", "-", ("com_vel", *_FOOT)),
         _term(feet_crossing, "m", "-", ("heading", *_FOOT)),
         _term(forward_velocity, "m/s", "+", ("forward_vel",)),
         _term(velocity_tracking, "-", "+", ("forward_vel", "lateral_vel")),
