@@ -10,7 +10,7 @@ from rewardloop.sim.scene import CompiledScene
 
 BODY_PLANNERS: dict[str, PlannerConfig] = {
     "torque": PlannerConfig(samples=64, horizon_s=0.4, replan_every=4, planning_dt=None, knots=4, iterations=1),
-    "muscle": PlannerConfig(samples=64, horizon_s=0.25, replan_every=10, planning_dt=0.004, knots=4,
+    "muscle": PlannerConfig(samples=64, horizon_s=0.25, replan_every=20, planning_dt=0.004, knots=4,
                             noise=0.06),
 }
 """Actuator kind -> planner settings tuned for it (torque: dm_control humanoid; muscle: myolegs)."""
