@@ -5,8 +5,9 @@
 
 For each body and terrain it optimizes the canonical walk reward for --duration seconds and reports the
 distance walked, whether the body fell, the wall time, and the planner efficiency: physics steps per second
-achieved inside the planner (rollouts + features + reward) ÷ raw batched `mujoco.rollout` steps per second
-of the same planner model, batch and threads. Timings on a shared machine are noisy.
+achieved inside the planner (rollouts with the low-level controller + features + reward) ÷ raw batched
+`mujoco.rollout` steps per second of the very same controls from the same states, with the same threads
+(`paired_rates`, measured at 8 states along the executed motion). Timings on a shared machine are noisy.
 """
 
 from __future__ import annotations
@@ -30,19 +31,28 @@ from rewardloop.sim.scene import Scene, compile_scene
 from rewardloop.sim.terrain import Terrain
 
 
-def raw_rate(scene, config, *, repeats: int = 3) -> float:  # type: ignore[no-untyped-def]
-    """Physics steps per second of plain batched open-loop rollouts of the planner's model and batch."""
+def paired_rates(scene, config, trajectory, reward, *, points: int = 8) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """(planner steps/s, raw steps/s) on the same batches: planning iterations from `points` states along the
+    executed motion, timed whole (plant rollout incl. low-level control + features + reward) and as plain
+    batched open-loop `mujoco.rollout` of the very same controls from the same states, with the same threads."""
     plant = make_plant(scene, OPTIMIZERS[config.kind].space, config.planner)
-    inner = plant.planner_scene
-    steps = max(1, round(config.planner.horizon_s / inner.dt))
-    low, high = inner.ctrl_bounds()
-    control = np.broadcast_to(0.5 * (low + high), (config.planner.samples, steps, inner.model.nu))
+    inner, planner = plant.planner_scene, config.planner
+    steps = max(1, round(planner.horizon_s / inner.dt))
+    rng = np.random.default_rng(0)
+    states = trajectory.rollouts.state[0, np.linspace(0, trajectory.rollouts.state.shape[1] - 1, points).astype(int)]
+    planned = raw = 0.0
     with Simulator(inner, nthread=config.nthread) as sim:
-        sim.open_loop(control, initial_state=scene.initial_state)
-        begin = time.perf_counter()
-        for _ in range(repeats):
-            sim.open_loop(control, initial_state=scene.initial_state)
-        return repeats * control.shape[0] * steps / (time.perf_counter() - begin)
+        for state in states:
+            noise = rng.normal(0.0, planner.noise, (planner.samples, 1, len(plant.low))) * (plant.high - plant.low)
+            targets = np.clip(plant.start(state) + noise, plant.low, plant.high).repeat(steps, axis=1)
+            begin = time.perf_counter()
+            rollouts = plant.simulate(sim, state, targets)
+            reward(rollouts.features(inner)).returns()
+            middle = time.perf_counter()
+            sim.open_loop(rollouts.control, initial_state=state)
+            planned, raw = planned + middle - begin, raw + time.perf_counter() - middle
+    total = points * planner.samples * steps
+    return total / planned, total / raw
 
 
 def measure(body: str, terrain: str, *, duration: float, reward_name: str, seed: int,
@@ -51,8 +61,8 @@ def measure(body: str, terrain: str, *, duration: float, reward_name: str, seed:
     config = default_config(scene, duration_s=duration, nthread=nthread)
     with load_reward(canonical(reward_name), trusted=True) as reward:
         trajectory = optimize(scene, reward, config, seed=seed)
-    planner_rate = trajectory.planner_steps / max(trajectory.planner_time_s, 1e-9)
-    raw = raw_rate(scene, config)
+        planner_rate, raw = paired_rates(scene, config, trajectory, reward)
+    in_run_rate = trajectory.planner_steps / max(trajectory.planner_time_s, 1e-9)
     metrics = trajectory.metrics
     return {
         "body": body, "terrain": terrain, "reward": reward_name, "duration_s": duration,
@@ -60,6 +70,7 @@ def measure(body: str, terrain: str, *, duration: float, reward_name: str, seed:
         "lateral_drift_m": round(metrics.lateral_drift, 3), "steps": metrics.steps,
         "wall_s": round(trajectory.wall_time_s, 1),
         "wall_s_per_10s": round(trajectory.wall_time_s * 10.0 / duration, 1),
+        "planner_steps_per_s_in_run": round(in_run_rate),
         "planner_steps_per_s": round(planner_rate), "raw_steps_per_s": round(raw),
         "efficiency": round(planner_rate / raw, 3), "return": round(trajectory.total_return, 4),
         "planner": {k: v for k, v in vars(config.planner).items() if not k.startswith(("pd", "muscle"))},

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +22,28 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"rewardloop: error: {message} (see `{self.prog} --help`)\n")
         raise SystemExit(EXIT_USAGE)
+
+
+def positive_number(value: float, *, flag: str) -> float:
+    """`value` if it is a finite number above 0, else a UserError naming `flag` (NaN and inf included)."""
+    if not (math.isfinite(value) and value > 0):
+        raise UserError(f"{flag} must be a positive finite number, got {value}")
+    return value
+
+
+def writable_directory(path: str | Path, *, flag: str) -> Path:
+    """`path` as a directory that exists (created if needed) and can be written, else a UserError naming `flag`.
+
+    Checked before an expensive step whose result is written there, so a bad path fails at once.
+    """
+    directory = Path(path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"{flag} {path}: cannot create the directory ({error.strerror or error})") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {path}: the directory is not writable")
+    return directory
 
 
 def cmd_bodies(args: argparse.Namespace) -> None:
@@ -50,6 +74,12 @@ def cmd_render(args: argparse.Namespace) -> None:
     from rewardloop.sim.rollout import Rollouts, Simulator, random_controls, zero_controls
     from rewardloop.sim.scene import compile_scene
 
+    positive_number(args.duration, flag="--duration")
+    if args.sheet and Path(args.sheet).suffix.lower() != ".png":
+        raise UserError(f"--sheet {args.sheet}: the contact sheet is a .png file")
+    for flag, path in (("--out", args.out), ("--sheet", args.sheet)):
+        if path:
+            writable_directory(Path(path).parent, flag=flag)
     config = RenderConfig(width=args.width, height=args.height, fps=args.fps, views=tuple(args.views.split(",")))
     scene = compile_scene(scene_from_args(args))
     if args.trajectory:
@@ -129,6 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("rewardloop: interrupted\n")
         return 130
+    except OSError as error:  # last resort: a file that cannot be written or read, said in one line
+        where = f": {error.filename}" if error.filename else ""
+        sys.stderr.write(f"rewardloop: error: {error.strerror or error}{where}\n")
+        return EXIT_USAGE
     return int(code or 0)
 
 

@@ -24,7 +24,16 @@ def test_optimize_command_writes_trajectory(tmp_path, capsys):
     (["--reward", "nonexistent_reward"], "is neither a canonical reward"),
     (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, predictive"),
     (["--samples", "1"], "samples must be at least 2"),
+    (["--duration", "nan"], "--duration must be a positive finite number, got nan"),  # nan <= 0 is False
+    (["--duration", "inf"], "--duration must be a positive finite number, got inf"),
 ])
 def test_bad_optimize_input_is_a_user_error(tmp_path, capsys, argv, message):
     assert main(["optimize", "--duration", "0.05", "--out", str(tmp_path), *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_unwritable_out_fails_before_optimizing(capsys):
+    # /proc cannot hold new directories: refused at once, one line, exit 2, nothing optimized.
+    assert main(["optimize", "--duration", "5", "--out", "/proc/rewardloop-no/run"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--out /proc/rewardloop-no/run: cannot create the directory" in err

@@ -117,3 +117,85 @@ def test_ray_gives_the_same_results_as_local(tmp_path):
         with np.load(tmp_path / "local" / f"job{seed}" / "trajectory.npz") as a, \
                 np.load(tmp_path / "ray" / f"job{seed}" / "trajectory.npz") as b:
             np.testing.assert_array_equal(a["state"], b["state"])
+
+
+def cleanup_job(payload: dict, directory: Path, report) -> dict:
+    """Holds a scratch file that only its `finally` removes, as the sandbox holds its temporary directory."""
+    import time
+
+    marker = directory / "scratch"
+    directory.mkdir(parents=True, exist_ok=True)
+    marker.write_text(str(os.getpid()))
+    try:
+        time.sleep(60)
+    finally:
+        marker.unlink()
+    return {}
+
+
+def test_a_stopped_worker_runs_its_cleanup(tmp_path):
+    # The timeout stops the worker with SIGTERM, which the worker turns into SystemExit: `finally` runs.
+    (outcome,) = LocalExecutor(workers=1, timeout_s=1.0).run(cleanup_job, [Job("c", tmp_path / "c", {})])
+    assert not outcome.ok and "timed out" in outcome.error
+    assert not (tmp_path / "c" / "scratch").exists()
+
+
+def quick_job(payload: dict, directory: Path, report) -> dict:
+    import time
+
+    time.sleep(payload["sleep"])
+    return {"slept": payload["sleep"]}
+
+
+def test_a_failing_on_done_lets_running_jobs_finish_then_raises(tmp_path):
+    # Jobs a (0.1 s) and b (1.5 s) run at once; on_done raises for a. b still finishes and is handed to
+    # on_done; c (pending) never starts; then the error comes out.
+    seen = []
+
+    def on_done(outcome):
+        seen.append(outcome.key)
+        if outcome.key == "a":
+            raise RuntimeError("critic down")
+
+    jobs = [Job("a", tmp_path, {"sleep": 0.1}), Job("b", tmp_path, {"sleep": 1.5}), Job("c", tmp_path, {"sleep": 0})]
+    with pytest.raises(RuntimeError, match="critic down"):
+        LocalExecutor(workers=2).run(quick_job, jobs, on_done=on_done)
+    assert seen == ["a", "b"]
+
+
+ORPHAN_PARENT = """
+import sys
+from pathlib import Path
+from tests.test_executors import cleanup_job
+from rewardloop.loop.executors import Job, LocalExecutor
+LocalExecutor(workers=1).run(cleanup_job, [Job("o", Path(sys.argv[1]), {})])
+"""
+
+
+def test_workers_die_with_a_killed_parent(tmp_path):
+    import subprocess
+    import time
+
+    parent = subprocess.Popen([sys.executable, "-c", ORPHAN_PARENT, str(tmp_path)], cwd=Path(__file__).parent.parent)
+    marker = tmp_path / "scratch"
+    deadline = time.monotonic() + 30
+    while not marker.exists():
+        assert parent.poll() is None and time.monotonic() < deadline, "the worker never started"
+        time.sleep(0.05)
+    worker = int(marker.read_text())
+    parent.kill()  # SIGKILL: the parent runs no cleanup of its own
+    parent.wait()
+    deadline = time.monotonic() + 10
+    while marker.exists() and time.monotonic() < deadline:  # the worker unwinds: its finally removes it
+        time.sleep(0.05)
+    assert not marker.exists()
+    time.sleep(0.5)
+    assert _gone_or_zombie(worker)  # an exited orphan is a zombie until whoever adopted it reaps it
+
+
+def _gone_or_zombie(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")

@@ -135,3 +135,88 @@ def test_run_of_another_format_version_is_refused(finished_run, tmp_path, capsys
     _one_line_error(capsys, ["report", str(other)], "another version of rewardloop")
     with pytest.raises(Exception, match="another version"):
         RunStore.open(other)
+
+
+ONE = RunConfig(**{**TINY.__dict__, "iterations": 1})
+"""Iteration 0 only: the canonical reward alone, one candidate."""
+
+
+def test_a_critic_error_fails_its_candidate_and_the_run_goes_on(tmp_path, monkeypatch):
+    from rewardloop.loop.design import ModelSession
+    from rewardloop.models.base import ModelError
+
+    def broken(self, trajectory, video):
+        raise ModelError("server said 500 after 3 attempts\ndetails")
+
+    monkeypatch.setattr(ModelSession, "critique", broken)
+    result = run_loop(start_run(get_task("walk-flat"), ONE, out=tmp_path))
+    assert result.stop_reason == StopReason.ITERATIONS
+    (candidate,) = result_store(result).candidates(0)
+    assert candidate.status == CandidateStatus.FAILED
+    assert candidate.error == "critic failed: server said 500 after 3 attempts"  # one line
+
+
+def result_store(result) -> RunStore:
+    return RunStore.open(result.run_dir)
+
+
+def test_budget_reached_by_the_critic_stops_cleanly_and_resume_only_critiques(tmp_path, monkeypatch):
+    from rewardloop.loop.design import ModelSession
+    from rewardloop.models.accounting import BudgetExceeded
+
+    real = ModelSession.critique
+
+    def over_budget(self, trajectory, video):
+        raise BudgetExceeded("model budget reached: 1 of 1 calls used; not calling critic")
+
+    monkeypatch.setattr(ModelSession, "critique", over_budget)
+    store = start_run(get_task("walk-flat"), ONE, out=tmp_path)
+    assert run_loop(store).stop_reason == StopReason.BUDGET
+    folder = store.candidate_dir(0, 0)
+    # The worker wrote rollout.json last; no candidate record; no temporary file left behind.
+    assert (folder / "rollout.json").is_file() and store.candidate(0, 0) is None
+    assert not list(folder.rglob("*.tmp"))
+    simulated = (folder / "trajectory" / "trajectory.npz").stat().st_mtime_ns
+    (store.path / "result.json").unlink()  # as if the run had been interrupted there
+    monkeypatch.setattr(ModelSession, "critique", real)
+    assert run_loop(RunStore.open(store.path)).stop_reason == StopReason.ITERATIONS
+    assert store.candidate(0, 0).status == CandidateStatus.EVALUATED
+    assert (folder / "trajectory" / "trajectory.npz").stat().st_mtime_ns == simulated  # not simulated again
+
+
+def test_paid_calls_are_journaled_and_counted_on_resume(tmp_path):
+    from rewardloop.loop.run import CALLS_FILE, _Loop
+    from rewardloop.models.accounting import CallRecord, Ledger, read_journal
+    from rewardloop.models.base import Usage
+
+    config = RunConfig(**{**ONE.__dict__, "budget_usd": 1.0, "budget_calls": 5})
+    store = start_run(get_task("walk-flat"), config, out=tmp_path)
+    ledger = Ledger(journal=store.path / CALLS_FILE)
+    for cost, cached in ((0.25, False), (0.5, True), (0.125, False)):  # a cache hit costs nothing, no line
+        ledger.record(CallRecord("openai:gpt-4o", "critique", Usage(100, 10, cost), cached, True, 0.1))
+    with open(store.path / CALLS_FILE, "a") as handle:
+        handle.write('{"input_tokens": 7, "outp')  # a line cut short by a kill mid-write is skipped
+    calls, usage = read_journal(store.path / CALLS_FILE)
+    assert (calls, usage.cost_usd, usage.input_tokens + usage.output_tokens) == (2, 0.375, 220)
+    # No iteration finished, yet the resumed loop knows $0.375 and 2 calls are spent: $0.625 and 3 calls remain.
+    loop = _Loop(RunStore.open(store.path), lambda event: None)
+    assert (loop.progress.cost_before, loop.progress.calls_before) == (0.375, 2)
+    assert loop.ledger.budget.max_cost_usd == 0.625 and loop.ledger.budget.max_calls == 3
+
+
+def test_trusted_is_derived_from_the_source_not_read_back():
+    from rewardloop.loop.design import ProposalRecord
+
+    forged = {"source": "def x(f):\n    return f.root_height\nWEIGHTS = {'x': 1.0}\n", "rationale": "r",
+              "trusted": True}
+    assert not ProposalRecord.from_dict(forged).trusted
+    assert ProposalRecord.from_dict({**forged, "source": canonical("walk").source, "trusted": False}).trusted
+
+
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["run", "walk-flat", "--budget-usd", "nan"], "budget_usd must be a positive finite number, got nan"),
+    (["run", "walk-flat", "--out", "/proc/rewardloop-no"], "--out /proc/rewardloop-no: cannot create"),
+    (["report", "/nonexistent-run", "--out", "/proc/no/r.html"], "--out /proc/no: cannot create"),
+])
+def test_nan_budgets_and_unwritable_outputs_are_one_line(capsys, argv, expected):
+    _one_line_error(capsys, argv, expected)

@@ -51,10 +51,22 @@ def test_parse_model(text, expected):
     ("openai:", "needs a model name"),
     ("gemini:flash@http://h/v1", "only the openai backend takes a server URL"),
     ("openai:m@ftp://h", "must start with http"),
+    ("openai:m@https://user:sk-in-url-123456@host/v1", r"holds a user name or token \(user:token@host\)"),
+    ("openai:m@https://host/v1?key=AIzaInQuery123456", r"has a query string \(\?\.\.\.\)"),
+    ("openai:m@https://host/v1#sk-in-fragment-123456", "must name an environment variable"),
+    ("openai:m#my_key", "must name an environment variable"),
+    ("openai:m#1KEY", "must name an environment variable"),
+    ("sk-proj-pasted-key-123456:x", "starts with a backend name: one of anthropic, builtin, gemini, openai"),
 ])
 def test_bad_model_strings(text, message):
-    with pytest.raises(UserError, match=message):
+    with pytest.raises(UserError, match=message) as caught:
         parse_model(text)
+    said = str(caught.value)
+    assert "\n" not in said
+    for secret in ("sk-in-url-123456", "AIzaInQuery123456", "sk-in-fragment-123456", "my_key", "sk-proj-pasted"):
+        assert secret not in said  # credentials in a model string are refused, never repeated
+    if "user:token" in said or "query string" in said:
+        assert "environment variables" in said  # and the error says where keys go
 
 
 @pytest.mark.parametrize("text", [
@@ -168,6 +180,104 @@ def test_rejected_key_never_appears_in_errors_requests_cache_or_ledger(monkeypat
         ask(make_backend(f"openai:m@{server.base_url}#MY_VL_KEY", ledger=ledger, cache=cache))
     stored = "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.json"))
     assert SECRET not in stored and SECRET not in json.dumps(ledger.to_dict(), default=str)
+
+
+def test_key_from_a_crlf_env_file_is_stripped(monkeypatch):
+    monkeypatch.setenv("MY_VL_KEY", "sk-secret\r\n")  # what a .env file written on Windows leaves behind
+    with ScriptedChatServer([chat_reply('{"score": 2, "ok": true}')]) as server:
+        assert ask(make_backend(f"openai:m@{server.base_url}#MY_VL_KEY", retry=NO_WAIT)).parsed["score"] == 2
+    assert server.headers[0]["Authorization"] == "Bearer sk-secret"
+
+
+@pytest.mark.parametrize("value", ["sk-sec\nret-0123456789", "sk-sec ret-0123456789", "sk-sec\x1bret-0123456789",
+                                   "sk-séc-0123456789"])
+def test_key_with_inner_line_break_or_space_is_refused_without_echo(monkeypatch, value):
+    monkeypatch.setenv("MY_VL_KEY", value)
+    with ScriptedChatServer([chat_reply('{"score": 2, "ok": true}')]) as server, \
+            pytest.raises(ModelError) as caught:
+        ask(make_backend(f"openai:m@{server.base_url}#MY_VL_KEY", retry=NO_WAIT))
+    said = str(caught.value)
+    assert said == "MY_VL_KEY must hold only the key: printable ASCII without spaces or line breaks"
+    assert server.requests == []  # refused before anything was sent
+
+
+def test_header_http_client_refuses_is_a_one_line_error_without_the_key():
+    # read_key refuses such keys; the backend also stands alone: http.client raises
+    # ValueError("Invalid header value b'Bearer sk-...'") and that text must not reach the user.
+    from rewardloop.models.openai_compat import OpenAIBackend
+
+    with ScriptedChatServer([chat_reply("{}")]) as server, pytest.raises(ModelError) as caught:
+        OpenAIBackend(parse_model(f"openai:m@{server.base_url}"))._post({"model": "m"}, "sk-sec\nret-0123456789")
+    said = str(caught.value)
+    assert "\n" not in said and "sk-sec" not in said and "ret-0123456789" not in said
+    assert "could not be sent" in said and caught.value.__cause__ is None and caught.value.__suppress_context__
+
+
+def test_dropped_connection_is_retried():
+    script = [Reply(drop=True), chat_reply('{"score": 9, "ok": true}')]
+    with ScriptedChatServer(script) as server:
+        assert ask(backend(server)).parsed["score"] == 9
+    assert len(server.requests) == 2
+
+
+def test_answer_cut_short_is_retried():
+    # Content-Length promises 1000 bytes, the server sends 2 and closes: http.client.IncompleteRead.
+    script = [Reply(body="{}", headers={"Content-Length": "1000"}), chat_reply('{"score": 4, "ok": true}')]
+    with ScriptedChatServer(script) as server:
+        assert ask(backend(server)).parsed["score"] == 4
+    assert len(server.requests) == 2
+
+
+def test_connection_dropped_every_time_is_one_line_error():
+    with ScriptedChatServer([Reply(drop=True)] * 3) as server, pytest.raises(ModelError) as caught:
+        ask(backend(server))
+    said = str(caught.value)
+    assert said == (f"openai:scripted-vl: {server.base_url}/chat/completions closed the connection before "
+                    "answering in full (RemoteDisconnected) (gave up after 3 tries)")
+    assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize("usage, expected", [
+    ({"prompt_tokens": "12", "completion_tokens": 3.0}, (12, 3)),   # strings and floats from loose servers
+    ({"prompt_tokens": None, "completion_tokens": "many"}, (0, 0)),
+    ({"prompt_tokens": -5, "completion_tokens": True}, (0, 0)),      # negative and bool are not counts
+    ("not a dict", (0, 0)),
+    (None, (0, 0)),
+])
+def test_odd_usage_counts_as_zero_tokens(usage, expected):
+    body = {"choices": [{"finish_reason": "stop", "message": {"content": '{"score": 1, "ok": true}'}}],
+            "usage": usage}
+    with ScriptedChatServer([Reply(body=body)]) as server:
+        answer = ask(backend(server))
+    assert (answer.usage.input_tokens, answer.usage.output_tokens) == expected
+
+
+def test_gemini_video_upload_errors_are_translated_and_retried(monkeypatch, tmp_path):
+    # A stand-in for google-genai (not installed here) whose Files API fails like the SDK's APIError does.
+    import sys
+    from types import ModuleType, SimpleNamespace
+
+    from rewardloop.models.base import Video
+
+    class APIError(Exception):
+        code = 503
+
+    def upload(file):
+        raise APIError(f"upload backend unavailable for key {SECRET}")
+
+    genai = ModuleType("google.genai")
+    genai.Client = lambda api_key, http_options: SimpleNamespace(files=SimpleNamespace(upload=upload))
+    genai.types = SimpleNamespace(HttpOptions=dict, GenerateContentConfig=dict, Content=dict,
+                                  Part=SimpleNamespace(from_text=dict, from_bytes=dict, from_uri=dict))
+    monkeypatch.setitem(sys.modules, "google", ModuleType("google"))
+    monkeypatch.setitem(sys.modules, "google.genai", genai)
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    clip = tmp_path / "clip.mp4"
+    clip.write_bytes(b"not really a video")
+    with pytest.raises(ModelError) as caught:
+        make_backend("gemini:gemini-2.0-flash", retry=NO_WAIT).complete([Message.user("judge", Video(clip))])
+    assert str(caught.value) == ("gemini:gemini-2.0-flash answered HTTP 503: upload backend unavailable for key *** "
+                                 "(gave up after 3 tries)")
 
 
 def test_missing_key_for_the_default_server_names_the_variable(monkeypatch):

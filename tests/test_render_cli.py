@@ -80,6 +80,11 @@ def test_render_command_replays_a_saved_trajectory(tmp_path, humanoid_flat):
     (["render", "--terrain", "slope", "--slope", "60"], "slope_deg must be within"),
     (["render", "--trajectory", "/nonexistent.npz"], "is not a saved trajectory file"),
     (["render", "--controller", "magic"], "unknown controller"),
+    (["render", "--duration", "nan"], "--duration must be a positive finite number, got nan"),
+    (["render", "--duration", "inf"], "--duration must be a positive finite number, got inf"),
+    (["render", "--sheet", "/tmp/rl_never.jpg"], "the contact sheet is a .png file"),
+    (["render", "--sheet", "/proc/no/sheet.png"], "--sheet /proc/no: cannot create the directory"),
+    (["optimize", "--duration", "nan"], "--duration must be a positive finite number, got nan"),
 ])
 def test_bad_input_is_one_line_with_exit_code_2(argv, message):
     # A real process: what a user sees, stderr and exit code, with no traceback.
@@ -101,3 +106,23 @@ def test_bodies_command_lists_every_body(capsys):
     assert main(["bodies", "--fast"]) == 0
     out = capsys.readouterr().out
     assert "humanoid" in out and "myolegs" in out and "torque" in out and "muscle" in out
+
+
+def test_unwritable_render_out_is_one_line():
+    result = subprocess.run([sys.executable, "-m", "rewardloop.cli", "render", "--out", "/proc/no/a.mp4"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == "rewardloop: error: --out /proc/no: cannot create the directory " \
+                                    "(No such file or directory)"
+
+
+def test_an_os_error_anywhere_is_one_line(monkeypatch, capsys):
+    # The last resort in main: an OSError a command did not foresee is one line, exit 2.
+    from rewardloop import cli
+
+    def full_disk(args):
+        raise OSError(28, "No space left on device", "/tmp/out/video.mp4")
+
+    monkeypatch.setattr(cli, "cmd_features", full_disk)
+    assert main(["features"]) == 2
+    assert capsys.readouterr().err == "rewardloop: error: No space left on device: /tmp/out/video.mp4\n"

@@ -165,3 +165,18 @@ def test_gym_environment_steps_with_the_program_reward(tmp_path, main_args=None)
     assert len(rewards) == 10 and np.isfinite(rewards).all() and time.monotonic() - start < 5
     script = tmp_path / "env.py"
     assert main(["export", "--format", "gym", "--out", str(script), str(tmp_path / "none.py")]) == 2
+
+
+def test_check_on_an_unknown_body_fails_the_check_with_exit_1(tmp_path, capsys):
+    path = tmp_path / "walk.py"
+    path.write_text(canonical("walk").source)
+    assert main(["check", str(path), "--body", "nope"]) == 1  # a failed check, not a usage error
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Reward check FAILED: unknown body 'nope'" in err
+
+
+@pytest.mark.parametrize("timeout", ["nan", "inf", "0"])
+def test_check_timeout_must_be_positive_and_finite(tmp_path, capsys, timeout):
+    assert main(["check", str(tmp_path / "any.py"), "--timeout", timeout]) == 2
+    expected = f"rewardloop: error: --timeout must be a positive finite number, got {float(timeout)}\n"
+    assert capsys.readouterr().err == expected

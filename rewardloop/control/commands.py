@@ -41,11 +41,14 @@ def _program(reward: str):  # type: ignore[no-untyped-def]
 
 def _optimize(args: argparse.Namespace) -> int:
     """Optimize a controller for a reward on a body and write the executed trajectory (and a video)."""
+    from rewardloop.cli import positive_number, writable_directory
     from rewardloop.control.defaults import default_config
     from rewardloop.control.optimizer import Progress, optimize
     from rewardloop.reward import load_reward
     from rewardloop.sim.scene import compile_scene
 
+    positive_number(args.duration, flag="--duration")
+    writable_directory(args.out, flag="--out")  # before optimizing, not after
     scene = compile_scene(scene_from_args(args))
     config = default_config(scene, kind=args.optimizer, duration_s=args.duration, nthread=args.threads,
                             samples=args.samples, horizon_s=args.horizon)

@@ -8,6 +8,7 @@ the body's own physics; only the planner's internal rollouts may use a coarser `
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -87,8 +88,8 @@ class OptimizerConfig:
     def __post_init__(self) -> None:
         if self.kind not in OPTIMIZERS:
             raise unknown_name("optimizer", self.kind, OPTIMIZERS)
-        if self.duration_s <= 0:
-            raise UserError(f"duration_s must be positive, got {self.duration_s}")
+        if not (math.isfinite(self.duration_s) and self.duration_s > 0):
+            raise UserError(f"duration_s must be a positive finite number, got {self.duration_s}")
         if self.nthread is not None and self.nthread < 1:
             raise UserError(f"nthread must be at least 1, got {self.nthread}")
 

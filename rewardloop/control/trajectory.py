@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -51,20 +54,26 @@ class Trajectory:
         return self.rollouts.features(scene)
 
     def save(self, directory: str | Path) -> Path:
-        """Write trajectory.npz (states, controls, reward terms) and trajectory.json (summary) into `directory`."""
+        """Write trajectory.npz (states, controls, reward terms) and trajectory.json (summary) into `directory`.
+
+        Each file is written under a temporary name in `directory` and renamed into place, so a reader (or a
+        resumed run) sees either no file or the whole file.
+        """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         arrays: dict[str, Any] = {f"term_{name}": values for name, values in self.reward.terms.items()}
         arrays.update(initial_state=self.rollouts.initial_state, state=self.rollouts.state,
                       sensordata=self.rollouts.sensordata, control=self.rollouts.control)
-        np.savez_compressed(directory / ROLLOUTS_FILE, **arrays)
+        with _replacing(directory / ROLLOUTS_FILE) as handle:
+            np.savez_compressed(handle, **arrays)
         summary = {
             "weights": self.reward.weights, "return": self.total_return,
             "term_stats": {name: asdict(stats) for name, stats in self.term_stats.items()},
             "metrics": self.metrics.to_dict(), "wall_time_s": self.wall_time_s,
             "planner_steps": self.planner_steps, "planner_time_s": self.planner_time_s,
         }
-        (directory / SUMMARY_FILE).write_text(json.dumps(summary, indent=2))
+        with _replacing(directory / SUMMARY_FILE) as handle:
+            handle.write(json.dumps(summary, indent=2).encode())
         return directory
 
     @classmethod
@@ -84,3 +93,17 @@ class Trajectory:
                        planner_time_s=float(summary.get("planner_time_s", 0.0)))
         except (OSError, KeyError, ValueError, TypeError) as error:
             raise UserError(f"{directory} is not a saved trajectory directory: {error}") from None
+
+
+@contextmanager
+def _replacing(path: Path) -> Iterator[BinaryIO]:
+    """A binary handle on a temporary file beside `path`, renamed over `path` once written (removed on error)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(temporary, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)

@@ -1,8 +1,9 @@
 """Evaluating one candidate in a worker: check its program, optimize a controller, save and render the motion.
 
 `evaluate_candidate` is the executors' job function. It runs in a worker process (or a Ray task) and writes
-check.json, trajectory/, video.mp4 and sheet.png into its directory; the loop, in the main process, then
-writes rollout.json from the returned summary, asks the critic, and writes candidate.json.
+check.json, trajectory/, video.mp4, sheet.png and, as its last step, rollout.json (the returned summary)
+into its directory; the loop, in the main process, then asks the critic and writes candidate.json. A
+candidate whose rollout.json exists is never simulated again, even if the loop died before it heard back.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rewardloop.sim.scene import Scene, compile_scene
 TRAJECTORY_DIR = "trajectory"
 VIDEO_FILE = "video.mp4"
 SHEET_FILE = "sheet.png"
+ROLLOUT_FILE = "rollout.json"
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,7 @@ def evaluate_candidate(job: CandidateJob, directory: Path, report: Callable[[dic
     from rewardloop.reward.program import RewardProgram
 
     timings: dict[str, float] = {}
-    clock = time.perf_counter()
+    start = clock = time.perf_counter()
     scene = compile_scene(job.scene)
     program = RewardProgram.from_source(job.source)
     check = check_program(program, scene, body=job.scene.body)
@@ -74,7 +76,9 @@ def evaluate_candidate(job: CandidateJob, directory: Path, report: Callable[[dic
     write_video(frames, directory / VIDEO_FILE)
     contact_sheet(frames, directory / SHEET_FILE)
     timings["render"] = time.perf_counter() - clock
-    return {"check_passed": True, "metrics": trajectory.metrics.to_dict(), "return": trajectory.total_return,
-            "weights": dict(trajectory.reward.weights),
-            "term_stats": {n: dataclasses.asdict(s) for n, s in trajectory.term_stats.items()},
-            "planner_steps": trajectory.planner_steps, "timings": timings}
+    summary = {"check_passed": True, "metrics": trajectory.metrics.to_dict(), "return": trajectory.total_return,
+               "weights": dict(trajectory.reward.weights),
+               "term_stats": {n: dataclasses.asdict(s) for n, s in trajectory.term_stats.items()},
+               "planner_steps": trajectory.planner_steps, "timings": timings, "wall_s": time.perf_counter() - start}
+    write_json(directory / ROLLOUT_FILE, summary)  # last: its presence means the candidate was simulated
+    return summary

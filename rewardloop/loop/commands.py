@@ -85,10 +85,12 @@ def config_from_args(args: argparse.Namespace):  # -> RunConfig
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Learn a reward and a controller for a described motion: the closed loop."""
+    from rewardloop.cli import writable_directory
     from rewardloop.loop.run import start_run
 
     task = task_from_args(args)
     config = config_from_args(args)
+    writable_directory(args.out, flag="--out")
     preflight(config)
     store = start_run(task, config, out=args.out)
     print(f"run: {store.path}", flush=True)
@@ -161,8 +163,11 @@ def cmd_runs(args: argparse.Namespace) -> None:
 
 def cmd_report(args: argparse.Namespace) -> None:
     """Write a run's self-contained HTML report."""
+    from rewardloop.cli import writable_directory
     from rewardloop.report.html import write_report
 
+    if args.out:
+        writable_directory(Path(args.out).parent, flag="--out")
     print(f"report: {write_report(args.run, out=args.out)}")
 
 

@@ -7,6 +7,7 @@ iterations) are plain settings: `PRESETS["movlr"]`, `PRESETS["motionvl"]`.
 from __future__ import annotations
 
 import dataclasses
+import math
 import types
 import typing
 from dataclasses import dataclass, field
@@ -63,8 +64,8 @@ class RunConfig:
             raise unknown_name("executor", self.executor, ("local", "ray"))
         for name in ("budget_usd", "budget_calls", "budget_s", "duration_s", "candidate_timeout_s"):
             value = getattr(self, name)
-            if value is not None and value <= 0:
-                raise UserError(f"{name} must be positive, got {value}")
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise UserError(f"{name} must be a positive finite number, got {value}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

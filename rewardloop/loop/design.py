@@ -8,6 +8,7 @@ accounted in the run's Ledger and cached under the run directory, so a resumed r
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,21 @@ class ProposalRecord:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ProposalRecord:
-        return cls(**data)
+        """Inverse of to_dict, except `trusted`: derived from the source, never believed from the file."""
+        return cls(**{**data, "trusted": trusted_source(data.get("source"))})
+
+
+def trusted_source(source: str | None) -> bool:
+    """True only for the source of a canonical reward or of SEED_PROGRAM: the programs that may run in-process."""
+    return source is not None and source in _trusted_sources()
+
+
+@functools.cache
+def _trusted_sources() -> frozenset[str]:
+    from rewardloop.reward.canonical import CANONICAL, canonical
+    from rewardloop.reward.program import RewardProgram
+
+    return frozenset([RewardProgram.from_source(SEED_PROGRAM).source, *(canonical(n).source for n in CANONICAL)])
 
 
 class ModelSession:

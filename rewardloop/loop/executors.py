@@ -9,10 +9,15 @@ record finished work while other jobs still run.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
+import os
 import shutil
 import signal
+import sys
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -72,9 +77,33 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
-def _child(function: JobFunction, job: Job, connection: Connection) -> None:
+def _exit_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM (a timeout, or the parent's death) unwinds the job so its cleanup runs (sandbox, temp files)."""
+    raise SystemExit(128 + signum)
+
+
+def _die_with_parent(parent: int) -> None:
+    """Get SIGTERM when the parent process dies, so no orphan writes into a folder a resumed run uses.
+
+    Linux: prctl(PR_SET_PDEATHSIG); everywhere: a thread that notices the parent change (re-parenting).
+    """
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):  # the watcher thread below still works
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # 1 = PR_SET_PDEATHSIG
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def _child(function: JobFunction, job: Job, connection: Connection, parent: int) -> None:
     """Body of a local worker process: run the job, send progress and the outcome through the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops us
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    _die_with_parent(parent)
     start = time.monotonic()
     try:
         value = function(job.payload, job.directory, lambda fields: connection.send(("progress", fields)))
@@ -106,32 +135,46 @@ class LocalExecutor:
 
     def run(self, function: JobFunction, jobs: Sequence[Job], *, on_done: DoneHandler | None = None,
             on_progress: ProgressHandler | None = None) -> list[JobOutcome]:
+        """Run every job; outcomes in the order of `jobs`.
+
+        If `on_done` raises, no further job starts, the running ones finish (each still handed to `on_done`),
+        then the first such exception is raised. Anything else (Ctrl-C) stops the running workers at once.
+        """
         pending, running = deque(jobs), dict[Connection, _Running]()
         outcomes: dict[Any, JobOutcome] = {}
+        failures: list[Exception] = []
+
+        def finish(outcome: JobOutcome) -> None:
+            outcomes[outcome.key] = outcome
+            try:
+                if on_done:
+                    on_done(outcome)
+            except Exception as error:  # handed back once the running jobs are done
+                failures.append(error)
+                pending.clear()
+
         try:
             while pending or running:
                 while pending and len(running) < self.workers:
                     connection, entry = self._start(function, pending.popleft())
                     running[connection] = entry
                 for ready in wait(list(running), timeout=1.0):
-                    connection = cast(Connection, ready)
-                    outcome = self._receive(connection, running, on_progress)
+                    outcome = self._receive(cast(Connection, ready), running, on_progress)
                     if outcome is not None:
-                        outcomes[outcome.key] = outcome
-                        if on_done:
-                            on_done(outcome)
+                        finish(outcome)
                 for outcome in self._expire(running):
-                    outcomes[outcome.key] = outcome
-                    if on_done:
-                        on_done(outcome)
+                    finish(outcome)
         finally:
             for entry in running.values():
                 _stop(entry.process)
+        if failures:
+            raise failures[0]
         return [outcomes[job.key] for job in jobs]
 
     def _start(self, function: JobFunction, job: Job) -> tuple[Connection, _Running]:
         receiver, sender = self._context.Pipe(duplex=False)
-        process = self._context.Process(target=_child, args=(function, job, sender), daemon=False)
+        process = self._context.Process(target=_child, args=(function, job, sender, os.getpid()),
+                                        daemon=False)
         process.start()
         sender.close()  # the child holds the only sending end: EOF here means the child is gone
         return receiver, _Running(job, process, time.monotonic())

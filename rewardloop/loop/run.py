@@ -23,9 +23,9 @@ from typing import Any
 
 from rewardloop.control.optimizer import OptimizerConfig
 from rewardloop.control.trajectory import Trajectory
-from rewardloop.loop.candidate import TRAJECTORY_DIR, VIDEO_FILE, CandidateJob, evaluate_candidate
+from rewardloop.loop.candidate import ROLLOUT_FILE, TRAJECTORY_DIR, VIDEO_FILE, CandidateJob, evaluate_candidate
 from rewardloop.loop.config import RunConfig
-from rewardloop.loop.design import ModelSession, ProposalRecord
+from rewardloop.loop.design import ModelSession, ProposalRecord, trusted_source
 from rewardloop.loop.executors import Job, JobOutcome, make_executor
 from rewardloop.loop.records import (
     CandidateRecord,
@@ -36,7 +36,8 @@ from rewardloop.loop.records import (
     StopReason,
 )
 from rewardloop.loop.store import RunStore, read_json, write_json
-from rewardloop.models.accounting import Budget, BudgetExceeded, Ledger
+from rewardloop.models.accounting import Budget, BudgetExceeded, Ledger, read_journal
+from rewardloop.models.base import ModelError
 from rewardloop.tasks import Task
 
 
@@ -90,6 +91,10 @@ def run_loop(store: RunStore, *, on_event: EventHandler | None = None) -> LoopRe
         loop.close()
 
 
+CALLS_FILE = "calls.jsonl"
+"""The run's journal of paid model calls (one JSON line each, appended as each call is made)."""
+
+
 @dataclass
 class _Progress:
     """What the loop carries from iteration to iteration (rebuilt from the run directory on resume)."""
@@ -97,7 +102,7 @@ class _Progress:
     best: CandidateRecord | None = None
     streak: int = 0
     cost_before: float = 0.0
-    """Model cost of finished iterations (USD)."""
+    """Model cost of earlier sessions (USD), interrupted iterations included."""
     calls_before: int = 0
     tokens_before: int = 0
     wall_before: float = 0.0
@@ -111,18 +116,28 @@ class _Loop:
         self.progress = self._restore()
         calls, usd = self.config.budget_calls, self.config.budget_usd
         self.ledger = Ledger(budget=Budget(max_calls=None if calls is None else calls - self.progress.calls_before,
-                                           max_cost_usd=None if usd is None else usd - self.progress.cost_before))
+                                           max_cost_usd=None if usd is None else usd - self.progress.cost_before),
+                             journal=store.path / CALLS_FILE)
         self.models = ModelSession(self.config, self.task, self.ledger, cache=store.path / "cache")
         self.executor: Any = None
         self.started = time.monotonic()
         self._trajectories: dict[tuple[int, int], Trajectory] = {}
+        self._budget_stop: BudgetExceeded | None = None
+        """Set when the budget ran out while candidates were running: they finish, then the run stops."""
 
     def _restore(self) -> _Progress:
+        """Best, streak and wall time from finished iterations; model spend from the call journal, which also
+        holds the paid calls of an interrupted iteration (a run without one falls back to iteration.json)."""
         done = self.store.iterations()
         best = self.store.candidate(*done[-1].best) if done and done[-1].best else None
-        return _Progress(best=best, streak=done[-1].success_streak if done else 0,
-                         cost_before=sum(r.cost_usd for r in done), tokens_before=sum(r.tokens for r in done),
-                         calls_before=sum(r.calls for r in done), wall_before=sum(r.wall_s for r in done))
+        journal = self.store.path / CALLS_FILE
+        if journal.is_file():
+            calls, usage = read_journal(journal)
+            cost, tokens = usage.cost_usd, usage.input_tokens + usage.output_tokens
+        else:
+            calls, cost, tokens = sum(r.calls for r in done), sum(r.cost_usd for r in done), sum(r.tokens for r in done)
+        return _Progress(best=best, streak=done[-1].success_streak if done else 0, cost_before=cost,
+                         tokens_before=tokens, calls_before=calls, wall_before=sum(r.wall_s for r in done))
 
     def close(self) -> None:
         if self.executor is not None:
@@ -229,22 +244,24 @@ class _Loop:
                 continue
             if proposal.source is None:
                 self._save(self._rejected(index, k, proposal, proposal.error or "the designer failed"))
-            elif (folder / "rollout.json").is_file():  # simulated before a crash; only the critique is missing
-                self._critique_and_save(index, k, proposal, read_json(folder / "rollout.json"))
+            elif (folder / ROLLOUT_FILE).is_file():  # simulated before a crash; only the critique is missing
+                self._critique_and_save(index, k, proposal, read_json(folder / ROLLOUT_FILE))
             else:
                 jobs.append(Job((index, k), folder, self._job(index, k, proposal)))
-        if jobs:
+        if jobs and self._budget_stop is None:
             for job in jobs:
                 self._emit("candidate", *job.key, message="optimizing")
                 self.store.log("candidate_started", iteration=job.key[0], candidate=job.key[1])
             self._executor().run(evaluate_candidate, jobs, on_done=lambda o: self._done(o, proposals),
                                  on_progress=self._planner_progress)
+        if self._budget_stop is not None:  # simulated candidates keep their rollout.json; resume critiques them
+            raise self._budget_stop
 
     def _job(self, index: int, k: int, proposal: ProposalRecord) -> CandidateJob:
         duration = self.config.duration_s or self.task.duration_s
         optimizer = dataclasses.replace(self.config.optimizer or _body_optimizer(self.task), duration_s=duration)
-        return CandidateJob(source=proposal.source or "", trusted=proposal.trusted, scene=self.task.scene,
-                            optimizer=optimizer, render=self.config.render,
+        return CandidateJob(source=proposal.source or "", trusted=trusted_source(proposal.source),
+                            scene=self.task.scene, optimizer=optimizer, render=self.config.render,
                             seed=self.config.seed + 1000 * index + k)
 
     def _executor(self) -> Any:
@@ -260,17 +277,20 @@ class _Loop:
     def _done(self, outcome: JobOutcome, proposals: list[ProposalRecord]) -> None:
         index, k = outcome.key
         proposal = proposals[k]
+        value = outcome.value or {}
         if not outcome.ok:
-            self._save(CandidateRecord(iteration=index, index=k, status=CandidateStatus.FAILED,
-                                       program_hash=proposal.program_hash, rationale=proposal.rationale,
-                                       error=outcome.error, weights=proposal.weights,
-                                       timings={"wall": outcome.wall_s}))
-        elif not (outcome.value or {}).get("check_passed", False):
-            self._save(self._rejected(index, k, proposal, str((outcome.value or {}).get("problems", ""))))
-        else:
-            summary = {**(outcome.value or {}), "wall_s": outcome.wall_s}
-            write_json(self.store.candidate_dir(index, k) / "rollout.json", summary)
-            self._critique_and_save(index, k, proposal, summary)
+            self._save(self._failed(index, k, proposal, outcome.error or "failed", {"wall": outcome.wall_s}))
+        elif not value.get("check_passed", False):
+            self._save(self._rejected(index, k, proposal, str(value.get("problems", ""))))
+        elif self._budget_stop is None:  # else its rollout.json (written by the worker) waits for a resume
+            self._critique_and_save(index, k, proposal, {**value, "wall_s": outcome.wall_s})
+
+    def _failed(self, index: int, k: int, proposal: ProposalRecord, error: str,
+                timings: dict[str, float]) -> CandidateRecord:
+        return CandidateRecord(iteration=index, index=k, status=CandidateStatus.FAILED,
+                               program_hash=proposal.program_hash, rationale=proposal.rationale,
+                               error=error.splitlines()[0] if error else error, weights=proposal.weights,
+                               timings=timings)
 
     def _rejected(self, index: int, k: int, proposal: ProposalRecord, error: str) -> CandidateRecord:
         return CandidateRecord(iteration=index, index=k, status=CandidateStatus.REJECTED,
@@ -280,7 +300,17 @@ class _Loop:
     def _critique_and_save(self, index: int, k: int, proposal: ProposalRecord, summary: dict[str, Any]) -> None:
         folder = self.store.candidate_dir(index, k)
         usage, clock = self._usage(), time.perf_counter()
-        critique = self.models.critique(self._trajectory((index, k)), folder / VIDEO_FILE)
+        try:
+            critique = self.models.critique(self._trajectory((index, k)), folder / VIDEO_FILE)
+        except BudgetExceeded as error:  # stop after the running candidates; this one is critiqued on resume
+            if self._budget_stop is None:
+                self._budget_stop = error
+                self.store.log("budget_exceeded", iteration=index, candidate=k, message=str(error))
+            return
+        except ModelError as error:  # the critic failed this candidate (after its retries); the run goes on
+            reason = f"critic failed: {str(error).splitlines()[0] if str(error) else type(error).__name__}"
+            self._save(self._failed(index, k, proposal, reason, {"critique": time.perf_counter() - clock}))
+            return
         write_json(folder / "critique.json", critique.to_dict())
         spent = self._usage()
         metrics = summary["metrics"]

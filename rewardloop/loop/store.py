@@ -6,6 +6,7 @@ Layout of one run (all JSON is UTF-8, indented):
       config.json            {"format": FORMAT_VERSION, "config": RunConfig}
       task.json              the Task
       events.jsonl           append-only log, one JSON object a line: {"time", "event", ...}
+      calls.jsonl            append-only journal of paid model calls (tokens, cost), read back on resume
       result.json            written when the run stops: stop reason, best candidate
       report.html            written by `rewardloop report`
       iterations/003/
@@ -16,7 +17,8 @@ Layout of one run (all JSON is UTF-8, indented):
           check.json         the checker's report
           trajectory/        trajectory.npz + trajectory.json (the executed motion)
           video.mp4  sheet.png
-          rollout.json       what the worker measured (metrics, return, term statistics, timings)
+          rollout.json       what the worker measured (metrics, return, term statistics, timings); the
+                             worker's last write, so a simulated candidate is never simulated again
           critique.json      the critic's verdict
           candidate.json     CandidateRecord (written last: the candidate is done)
 

@@ -6,8 +6,12 @@ writing); a model not in the table costs 0 and its records say so. Cache hits co
 
 from __future__ import annotations
 
+import json
+import os
 import threading
+import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from rewardloop.models.base import ModelError, Usage
 
@@ -75,6 +79,9 @@ class Ledger:
 
     budget: Budget = field(default_factory=Budget)
     records: list[CallRecord] = field(default_factory=list)
+    journal: Path | None = None
+    """A JSON-lines file every paid call is appended to as it happens (one line each), so a resumed run
+    counts money spent in an interrupted step; see `read_journal`. None keeps no journal."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def check(self, label: str) -> None:
@@ -91,6 +98,11 @@ class Ledger:
     def record(self, record: CallRecord) -> None:
         with self._lock:
             self.records.append(record)
+            if self.journal is not None and not record.cached:
+                _append_line(self.journal, {"time": time.time(), "model": record.model, "purpose": record.purpose,
+                                            "input_tokens": record.usage.input_tokens,
+                                            "output_tokens": record.usage.output_tokens,
+                                            "cost_usd": record.usage.cost_usd})
 
     def _paid_calls(self) -> int:
         return sum(not r.cached for r in self.records)
@@ -114,3 +126,33 @@ class Ledger:
 
     def to_dict(self) -> dict[str, object]:
         return {"summary": self.summary(), "calls": [asdict(r) for r in self.records]}
+
+
+def _append_line(path: Path, data: dict[str, object]) -> None:
+    """Append one JSON line with a single write on an O_APPEND descriptor (a line is whole or absent)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(descriptor, (json.dumps(data) + "\n").encode())
+    finally:
+        os.close(descriptor)
+
+
+def read_journal(path: Path) -> tuple[int, Usage]:
+    """(paid calls, their summed usage) from a Ledger journal; (0, zero) if there is none.
+
+    A line cut short by a kill mid-write is skipped.
+    """
+    try:
+        lines = Path(path).read_text().splitlines()
+    except FileNotFoundError:
+        return 0, Usage()
+    calls, total = 0, Usage()
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            usage = Usage(int(entry["input_tokens"]), int(entry["output_tokens"]), float(entry["cost_usd"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+        calls, total = calls + 1, total + usage
+    return calls, total

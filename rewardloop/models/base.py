@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import os
+import re
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -199,29 +202,61 @@ class ModelSpec:
         return "builtin" if self.backend == "builtin" else f"{self.backend}:{self.model}"
 
 
+ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+"""What a '#KEY_ENV' suffix must look like."""
+
+_PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_.]{0,19}")
+"""An unknown backend name that is safe to repeat in an error (a short word, not a pasted key like 'sk-...')."""
+
+
 def parse_model(text: str) -> ModelSpec:
     """Parse 'builtin', 'openai:gpt-4o', 'openai:qwen2.5-vl-72b@http://host:8000/v1', 'gemini:gemini-2.0-flash'.
 
     An optional '#ENV_NAME' suffix names the environment variable holding the key, e.g.
     'openai:qwen-vl-max@https://dashscope.aliyuncs.com/compatible-mode/v1#DASHSCOPE_API_KEY'.
+    A model string never holds a key: URLs with user:token@ or a ?query are refused, and errors about the URL or
+    the variable name do not repeat them (the string may be stored in a run file or printed).
     """
     text = text.strip()
     if text == "builtin":
         return ModelSpec("builtin")
     backend, sep, rest = text.partition(":")
+    if backend not in BACKENDS and not _PLAIN_WORD.fullmatch(backend):  # perhaps a pasted key: do not echo it
+        raise ModelError(f"a model string starts with a backend name: one of {', '.join(sorted(BACKENDS))}")
     if backend not in BACKENDS:
         raise unknown_name("model backend", backend, BACKENDS)
     rest, _, key_env = rest.partition("#")
     model, _, base_url = rest.partition("@")
     if not sep or not model:
-        raise UserError(f"model string {text!r} needs a model name, e.g. {backend}:NAME")
-    if base_url and backend != "openai":
-        raise UserError(f"only the openai backend takes a server URL (@URL); got {text!r}")
-    if base_url and not base_url.startswith(("http://", "https://")):
-        raise UserError(f"server URL must start with http:// or https://, got {base_url!r}")
-    if key_env and not key_env.replace("_", "").isalnum():
-        raise UserError(f"#{key_env} is not an environment variable name")
+        raise UserError(f"model string {backend}:{model} needs a model name, e.g. {backend}:NAME")
+    if base_url:
+        _check_base_url(base_url, backend)
+    if key_env and not ENV_NAME.fullmatch(key_env):
+        raise ModelError("the part after '#' in a model string must name an environment variable (uppercase "
+                         "letters, digits and _, starting with a letter), e.g. #DASHSCOPE_API_KEY; "
+                         "put the key itself in that variable")
     return ModelSpec(backend, model, base_url.rstrip("/") or None, key_env or None)
+
+
+_NO_KEYS_IN_URLS = "keys go in environment variables (OPENAI_API_KEY, or name one with #KEY_ENV)"
+
+
+def _check_base_url(base_url: str, backend: str) -> None:
+    """A ModelError (that does not repeat the URL, which may hold a key) unless it is a plain http(s) URL."""
+    if backend != "openai":
+        raise ModelError(f"only the openai backend takes a server URL (@URL), not {backend}")
+    if not base_url.startswith(("http://", "https://")):
+        raise ModelError("the server URL after '@' in a model string must start with http:// or https://")
+    try:
+        parts = urllib.parse.urlsplit(base_url)
+    except ValueError:
+        raise ModelError("the server URL after '@' in a model string is not a valid URL") from None
+    if "@" in parts.netloc:
+        raise ModelError(f"the server URL after '@' in a model string holds a user name or token (user:token@host); "
+                         f"remove it: {_NO_KEYS_IN_URLS}")
+    if parts.query or "?" in base_url:
+        raise ModelError(f"the server URL after '@' in a model string has a query string (?...); remove it: "
+                         f"{_NO_KEYS_IN_URLS}")
 
 
 KEY_ENV: dict[str, tuple[str, ...]] = {
@@ -239,12 +274,18 @@ def key_variables(spec: ModelSpec) -> tuple[str, ...]:
 
 
 def read_key(spec: ModelSpec, *, required: bool) -> str | None:
-    """The key from the environment; a ModelError naming the variable(s) if required and absent."""
-    import os
+    """The key from the environment, stripped of surrounding whitespace (CRLF .env files leave a '\\r').
 
+    A ModelError naming the variable(s) if required and absent, or naming the variable (never the value) if it
+    holds spaces, control characters or non-ASCII characters inside the key.
+    """
     for name in key_variables(spec):
-        if os.environ.get(name):
-            return os.environ[name]
+        value = os.environ.get(name, "").strip()
+        if not value:
+            continue
+        if not value.isascii() or any(c.isspace() or not c.isprintable() for c in value):
+            raise ModelError(f"{name} must hold only the key: printable ASCII without spaces or line breaks")
+        return value
     if required:
         raise ModelError(f"{spec.label} needs a key: set {' or '.join(key_variables(spec))}")
     return None
@@ -252,8 +293,6 @@ def read_key(spec: ModelSpec, *, required: bool) -> str | None:
 
 def scrub(text: str, secret: str | None) -> str:
     """`text` with the secret (and any 'sk-...'-like token) removed, cut to one short line."""
-    import re
-
     if secret:
         text = text.replace(secret, "***")
     text = re.sub(r"\b(sk-|AIza)[-_A-Za-z0-9*]{6,}", "***", text)

@@ -25,6 +25,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     """Wait before answering (to provoke client timeouts)."""
+    drop: bool = False
+    """Close the connection without answering (the client sees http.client.RemoteDisconnected)."""
 
 
 def chat_reply(text: str, *, finish_reason: str = "stop", prompt_tokens: int = 100, completion_tokens: int = 20,
@@ -91,6 +93,9 @@ class ScriptedChatServer:
                 server.headers.append(dict(self.headers.items()))
                 reply = server._next(json.loads(self.rfile.read(length) or b"{}"))
                 time.sleep(reply.delay_s)
+                if reply.drop:
+                    self.close_connection = True
+                    return
                 payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
                 try:
                     self.send_response(reply.status)

@@ -48,16 +48,18 @@ class GeminiBackend:
         from google.genai import types
 
         key = read_key(self.spec, required=True)
-        client = genai.Client(api_key=key, http_options=types.HttpOptions(timeout=int(self.timeout_s * 1000)))
         system = "\n".join(m.text for m in messages if m.role == "system") or None
-        contents = [types.Content(role="model" if m.role == "assistant" else "user",
-                                  parts=[p for part in m.parts for p in self._parts(client, types, part)])
-                    for m in messages if m.role != "system"]
         config = types.GenerateContentConfig(
             temperature=temperature, max_output_tokens=max_tokens, system_instruction=system,
             response_mime_type="application/json" if schema is not None else None)
-        try:
+        try:  # building the contents uploads videos: SDK errors there are translated too
+            client = genai.Client(api_key=key, http_options=types.HttpOptions(timeout=int(self.timeout_s * 1000)))
+            contents = [types.Content(role="model" if m.role == "assistant" else "user",
+                                      parts=[p for part in m.parts for p in self._parts(client, types, part)])
+                        for m in messages if m.role != "system"]
             response = client.models.generate_content(model=self.spec.model, contents=contents, config=config)
+        except ModelError:
+            raise
         except Exception as error:  # the SDK raises its own APIError family and httpx errors
             raise _translate(error, self.name, key) from None
         return _completion(response)

@@ -8,6 +8,7 @@ a server that rejects it is asked again without, and the answer is parsed and re
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -58,23 +59,46 @@ class OpenAIBackend:
             return _completion(self._post(body, key))
 
     def _post(self, body: dict[str, Any], key: str | None) -> dict[str, Any]:
+        raw = self._send(json.dumps(body).encode(), key, structured="response_format" in body)
+        try:
+            answer = json.loads(raw)
+        except ValueError:  # JSONDecodeError and UnicodeDecodeError
+            raise ModelError(f"{self.url} did not answer with JSON; is it an OpenAI-compatible server?") from None
+        if not isinstance(answer, dict):
+            raise ModelError(f"{self.url} did not answer with a JSON object; is it an OpenAI-compatible server?")
+        return answer
+
+    def _send(self, data: bytes, key: str | None, *, structured: bool) -> bytes:
+        """POST `data` and return the answer's bytes; every failure becomes a one-line ModelError or TransientError
+        that holds neither the key nor a traceback."""
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(self.url, json.dumps(body).encode(), headers, method="POST")
+        request = urllib.request.Request(self.url, data, headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
-                return json.loads(response.read())
+                return bytes(response.read())
         except urllib.error.HTTPError as error:
-            raise self._http_error(error, key, "response_format" in body) from None
-        except TimeoutError:
-            raise TransientError(f"{self.name} timed out after {self.timeout_s:g} s") from None
-        except urllib.error.URLError as error:
-            if isinstance(error.reason, TimeoutError):
-                raise TransientError(f"{self.name} timed out after {self.timeout_s:g} s") from None
-            raise ModelError(f"cannot reach {self.url} ({scrub(str(error.reason), key)})") from None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise ModelError(f"{self.url} did not answer with JSON; is it an OpenAI-compatible server?") from None
+            raise self._http_error(error, key, structured) from None
+        except (OSError, http.client.HTTPException) as error:
+            raise self._network_error(error, key) from None
+        except ValueError:  # http.client refuses a header value (a key with a line break) or the URL: the
+            # exception text would hold the header, so it is not repeated
+            raise ModelError(f"{self.name}: the request to {self.url} could not be sent (an invalid header or URL); "
+                             f"check that {' or '.join(key_variables(self.spec))} holds only the key") from None
+
+    def _network_error(self, error: OSError | http.client.HTTPException, key: str | None) -> ModelError:
+        """Timeouts and connections dropped mid-answer are transient; an unreachable server is not."""
+        reason = error.reason if isinstance(error, urllib.error.URLError) else error
+        if isinstance(reason, TimeoutError):
+            return TransientError(f"{self.name} timed out after {self.timeout_s:g} s")
+        dropped = (isinstance(reason, (http.client.HTTPException, ConnectionError))
+                   and not isinstance(reason, ConnectionRefusedError))
+        if dropped:  # RemoteDisconnected, IncompleteRead, ConnectionResetError, BrokenPipeError
+            return TransientError(f"{self.name}: {self.url} closed the connection before answering in full "
+                                  f"({type(reason).__name__})")
+        detail = reason if isinstance(reason, str) else f"{type(reason).__name__}: {reason}"
+        return ModelError(f"cannot reach {self.url} ({scrub(str(detail), key)})")
 
     def _http_error(self, error: urllib.error.HTTPError, key: str | None, structured: bool) -> Exception:
         code = error.code
@@ -136,7 +160,19 @@ def _completion(data: dict[str, Any]) -> Completion:
         text = choice["message"].get("content") or ""
     except (KeyError, IndexError, TypeError, AttributeError):
         raise ModelError("the server's answer has no choices[0].message; is it an OpenAI-compatible server?") from None
-    usage = data.get("usage") or {}
-    return Completion(text=text, usage=Usage(int(usage.get("prompt_tokens") or 0),
-                                             int(usage.get("completion_tokens") or 0)),
-                      finish_reason=choice.get("finish_reason") or "stop")
+    usage = data.get("usage")
+    reason = choice.get("finish_reason")
+    return Completion(text=text if isinstance(text, str) else str(text),
+                      usage=Usage(_tokens(usage, "prompt_tokens"), _tokens(usage, "completion_tokens")),
+                      finish_reason=reason if isinstance(reason, str) and reason else "stop")
+
+
+def _tokens(usage: Any, field: str) -> int:
+    """A token count from the answer's `usage`; 0 when missing, negative or not a number (servers differ)."""
+    value = usage.get(field) if isinstance(usage, dict) else None
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return 0
+    try:
+        return max(int(float(value)), 0)
+    except (ValueError, OverflowError):
+        return 0

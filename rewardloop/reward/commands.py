@@ -38,15 +38,17 @@ def read_program_text(path: str) -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a reward program file and run the pre-flight checker on random rollouts (exit 1 if it fails)."""
+    from rewardloop.cli import positive_number
     from rewardloop.reward.check import check_program
     from rewardloop.sim.scene import Scene, compile_scene
 
+    positive_number(args.timeout, flag="--timeout")
     try:
         text = read_program_text(args.file)
+        scene = compile_scene(Scene(args.body))
     except UserError as error:
         sys.stderr.write(f"Reward check FAILED: {error}\n")
         return 1
-    scene = compile_scene(Scene(args.body))
     report = check_program(text, scene, timeout_s=args.timeout)
     stream = sys.stdout if report.passed else sys.stderr
     stream.write(report.to_text() + "\n")
