@@ -104,7 +104,6 @@ class _Progress:
     cost_before: float = 0.0
     """Model cost of earlier sessions (USD), interrupted iterations included."""
     calls_before: int = 0
-    tokens_before: int = 0
     wall_before: float = 0.0
 
 
@@ -133,11 +132,11 @@ class _Loop:
         journal = self.store.path / CALLS_FILE
         if journal.is_file():
             calls, usage = read_journal(journal)
-            cost, tokens = usage.cost_usd, usage.input_tokens + usage.output_tokens
+            cost = usage.cost_usd
         else:
-            calls, cost, tokens = sum(r.calls for r in done), sum(r.cost_usd for r in done), sum(r.tokens for r in done)
+            calls, cost = sum(r.calls for r in done), sum(r.cost_usd for r in done)
         return _Progress(best=best, streak=done[-1].success_streak if done else 0, cost_before=cost,
-                         tokens_before=tokens, calls_before=calls, wall_before=sum(r.wall_s for r in done))
+                         calls_before=calls, wall_before=sum(r.wall_s for r in done))
 
     def close(self) -> None:
         if self.executor is not None:

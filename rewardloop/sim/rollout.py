@@ -64,11 +64,6 @@ class Rollouts:
             raise UserError(f"{path} is not a saved trajectory file (.npz from rewardloop): {error}") from None
 
 
-def default_threads(batch: int) -> int:
-    """Threads to use for a batch: one per core, no more than the batch."""
-    return max(1, min(os.cpu_count() or 1, batch))
-
-
 class Simulator:
     """Batched, multi-threaded stepping of one compiled scene. Use as a context manager."""
 
