@@ -14,6 +14,7 @@ from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical
 from rewardloop.reward.check import check_program
 from rewardloop.reward.program import RewardError, RewardProgram
+from rewardloop.reward.runtime import program_globals
 from rewardloop.reward.sandbox import SandboxedReward
 from rewardloop.sim.rollout import Simulator, random_controls
 
@@ -48,6 +49,20 @@ def test_sandbox_matches_in_process_and_leaves_nothing_behind(features, monkeypa
         np.testing.assert_array_equal(isolated.terms[name], expected.terms[name])
     assert not _alive(pid)
 
+
+
+def test_array_methods_work_in_programs_but_imports_do_not(features):
+    """NumPy's C code imports lazily through the caller's builtins (x.sum(), x.mean()); programs still cannot."""
+    body = ("both = np.stack([f.left_foot_height, f.right_foot_height], axis=-1)\n"
+            "return both.sum(axis=-1) + both.mean(axis=-1).clip(0, 1) - f.forward_vel.std()")
+    methods = program(body)
+    both = np.stack([features["left_foot_height"], features["right_foot_height"]], axis=-1)
+    expected = both.sum(axis=-1) + both.mean(axis=-1).clip(0, 1) - features["forward_vel"].std()
+    with load_reward(methods, trusted=False) as reward:
+        np.testing.assert_allclose(reward(features).total, expected)
+    np.testing.assert_allclose(methods.evaluate_trusted(features).total, expected)
+    with pytest.raises(ImportError, match="cannot import 'os'"):
+        program_globals()["__builtins__"]["__import__"]("os")
 
 HOSTILE = {
     "infinite loop": ("x = 0\nfor i in range(1000000):\n    for j in range(1000000):\n        x += 1\n"

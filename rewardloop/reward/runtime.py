@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import re
+import sys
 import traceback
 from collections.abc import Iterator, Mapping
 from types import SimpleNamespace
@@ -50,9 +51,20 @@ def numpy_subset() -> SimpleNamespace:
     return SimpleNamespace(**names)
 
 
+def _numpy_import(name: str, *args: Any, **kwargs: Any) -> Any:
+    """`__import__` for NumPy's own C code (ndarray methods import lazily through the caller's builtins).
+
+    Programs cannot write an import (the validator rejects it); this serves only NumPy modules already loaded.
+    """
+    if (name == "numpy" or name.startswith("numpy.")) and name in sys.modules:
+        return builtins.__import__(name, *args, **kwargs)
+    raise ImportError(f"reward programs cannot import {name!r}")
+
+
 def program_globals() -> dict[str, Any]:
     """A fresh global namespace for executing a validated program."""
     safe = {name: getattr(builtins, name) for name in SAFE_BUILTINS if name not in ("True", "False", "None")}
+    safe["__import__"] = _numpy_import
     return {"__builtins__": safe, "__name__": "reward_program", "np": numpy_subset(), "lib": TermNamespace()}
 
 
