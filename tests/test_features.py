@@ -102,15 +102,21 @@ def test_rollouts_are_deterministic_across_threads_and_calls(humanoid_flat):
 
 
 def test_closed_loop_in_chunks_matches_open_loop(humanoid_flat):
-    control = random_controls(humanoid_flat, 2, 60, seed=3)
+    control = random_controls(humanoid_flat, 4, 60, seed=3)
     with Simulator(humanoid_flat, nthread=2) as sim:
         whole = sim.open_loop(control)
-        seen = []
-        chunked = sim.closed_loop(lambda state, t: (seen.append(state.copy()), control[:, t : t + 7])[1],
-                                  batch=2, nstep=60, chunk=7)
-    assert len(seen) == 9  # ceil(60 / 7) chunks
-    np.testing.assert_allclose(chunked.state, whole.state, atol=1e-6)  # only the solver warm start differs
-    np.testing.assert_allclose(seen[1], whole.state[:, 6])
+        seen = {}
+
+        def policy(state, t, rows):
+            seen[rows.start, t] = state.copy()
+            return control[rows, t : t + 7]
+
+        pipelined = sim.closed_loop(policy, batch=4, nstep=60, chunk=7)  # two groups of two rows, one per thread
+        single = sim.closed_loop(lambda state, t, rows: control[rows, t : t + 7], batch=1, nstep=60, chunk=7)
+    assert sorted(seen) == [(start, t) for start in (0, 2) for t in range(0, 60, 7)]  # ceil(60 / 7) chunks each
+    for chunked in (pipelined.state, single.state):  # only the solver warm start differs from open loop
+        np.testing.assert_allclose(chunked, whole.state[: len(chunked)], atol=1e-6)
+    np.testing.assert_allclose(seen[2, 7], whole.state[2:, 6])
 
 
 def test_saved_rollouts_round_trip(tmp_path, humanoid_flat):

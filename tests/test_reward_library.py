@@ -83,13 +83,18 @@ def test_balance_uses_feet_in_contact():
     assert L.balance(f)[0, 0] == pytest.approx(-math.hypot(0.1, 0.5))
 
 
-def test_capture_point_leads_the_com_by_its_velocity():
-    # CoM (0.1, 0) moving at (1, 0.5) m/s; lead 0.3 s -> capture point (0.4, 0.15); feet midpoint (0.2, 0):
-    # distance hypot(0.2, 0.15) = 0.25, smoothed by 1e-4 under the root.
+def test_capture_point_leads_the_com_by_its_velocity_and_is_measured_to_the_feet_segment():
+    # CoM (0.1, 0) moving at (1, 0.5) m/s; lead 0.3 s -> capture point (0.4, 0.15). Feet side by side at x = 0.2,
+    # y = ±0.1: the segment less its 5-cm margins runs from y = -0.05 to 0.05, so the nearest point is (0.2, 0.05).
     f = one(com_pos=[0.1, 0.0, 0.9], com_vel=[1.0, 0.5, 0.0], left_foot_pos=[0.2, 0.1, 0],
             right_foot_pos=[0.2, -0.1, 0])
-    assert L.capture_point(f)[0, 0] == pytest.approx(-math.sqrt(0.25**2 + 1e-4))
+    assert L.capture_point(f)[0, 0] == pytest.approx(-math.sqrt(0.2**2 + 0.1**2 + 1e-4))
     assert L.capture_point(f, lead_s=0.0)[0, 0] == pytest.approx(-math.sqrt(0.1**2 + 1e-4))
+    # Mid-stride, feet at (0, 0.1) and (0.6, -0.1): the point is beside the segment, at its perpendicular distance.
+    f = one(com_pos=[0.1, 0.0, 0.9], com_vel=[1.0, 0.5, 0.0], left_foot_pos=[0.0, 0.1, 0],
+            right_foot_pos=[0.6, -0.1, 0])
+    perpendicular = abs(0.1 * -0.2 - 0.15 * 0.6) / math.hypot(0.6, 0.2)
+    assert L.capture_point(f)[0, 0] == pytest.approx(-math.sqrt(perpendicular**2 + 1e-4))
 
 
 def test_feet_follow_compares_mean_foot_speed_with_com_speed():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import mujoco
 import numpy as np
 import pytest
@@ -109,3 +112,9 @@ def test_terrain_height_matches_the_physics_ground(terrain):
         if terrain.kind == "stairs" and abs(((x - 1.5) / terrain.step_depth) % 1) < 0.02:
             continue  # exactly on a step edge
         assert ground == pytest.approx(expected, abs=tolerance), (x, y)
+
+
+def test_building_a_myo_body_leaves_no_mujoco_log_in_the_working_directory(tmp_path):
+    code = "from rewardloop.sim.scene import Scene, compile_scene; compile_scene(Scene('myolegs'))"
+    subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, timeout=120)
+    assert list(tmp_path.iterdir()) == []

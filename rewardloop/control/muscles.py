@@ -11,6 +11,7 @@ force-length-velocity curves and activation dynamics to excitations in [0, 1].
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import mujoco
 import numpy as np
@@ -55,6 +56,7 @@ class LengthMap:
         size = space.size
         self.pairs = np.triu_indices(size)
         coef, *_ = np.linalg.lstsq(self._basis(postures), lengths, rcond=None)  # [1 + J + P + J, M]
+        self.coef = coef
         self.constant, self.linear = coef[0], coef[1 : 1 + size].T  # [M], [M, J]
         quad = np.zeros((lengths.shape[1], size, size))
         quad[:, self.pairs[0], self.pairs[1]] = coef[1 + size : -size].T
@@ -75,19 +77,17 @@ class LengthMap:
         return z, bz
 
     def lengths(self, q: np.ndarray) -> np.ndarray:
-        """[B, J] postures (rad) -> [B, M] muscle lengths (m)."""
-        return self.lengths_and_moments(q, moments=False)[0]
+        """[B, J] postures (rad) -> [B, M] muscle lengths (m): one matrix product with the fitted coefficients."""
+        return self._basis(q) @ self.coef
 
     def moments(self, q: np.ndarray) -> np.ndarray:
         """[B, J] postures -> [B, M, J] moment arms ∂length/∂angle (m/rad)."""
         return self.lengths_and_moments(q)[1]
 
-    def lengths_and_moments(self, q: np.ndarray, *, moments: bool = True) -> tuple[np.ndarray, np.ndarray]:
-        """[B, J] postures -> ([B, M] lengths (m), [B, M, J] moment arms (m/rad); empty when not asked for)."""
+    def lengths_and_moments(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """[B, J] postures -> ([B, M] lengths (m), [B, M, J] moment arms (m/rad))."""
         z, bz = self._terms(q)
-        length = self.constant + z @ self.linear.T + np.einsum("bmj,bj->bm", bz, z) + (z**3) @ self.cubic.T
-        if not moments:
-            return length, np.empty((len(z), 0, 0))
+        length = self.constant + z @ self.linear.T + (bz @ z[:, :, None])[..., 0] + (z**3) @ self.cubic.T
         slope = self.linear + 2 * bz + 3 * self.cubic * (z**2)[:, None]
         return length, slope / self.half
 
@@ -152,25 +152,32 @@ class MuscleParams:
         return norm_len, velocity / (self.optimal * self.vmax)
 
     def active_curve(self, norm_len: np.ndarray, norm_vel: np.ndarray) -> np.ndarray:
-        """[B, M] FL(L)·FV(V) of MuJoCo's muscle gain (unitless, peak force = 1)."""
-        a, b = 0.5 * (self.lmin + 1), 0.5 * (1 + self.lmax)
-        above = np.where(norm_len <= b, (norm_len - 1) / (b - 1), (self.lmax - norm_len) / (self.lmax - b))
-        below = np.where(norm_len <= a, (norm_len - self.lmin) / (a - self.lmin), (1 - norm_len) / (1 - a))
-        x = np.where(norm_len <= 1, below, above)
-        rising = (norm_len <= a) | (norm_len > b)
-        fl = np.where(rising, 0.5 * x * x, 1 - 0.5 * x * x)
-        fl = np.where((norm_len < self.lmin) | (norm_len > self.lmax), 0.0, fl)
-        y = self.fvmax - 1
-        fv = np.where(norm_vel <= -1, 0.0, np.where(norm_vel <= 0, (norm_vel + 1) ** 2,
-                      np.where(norm_vel <= y, self.fvmax - (y - norm_vel) ** 2 / y, self.fvmax)))
+        """[B, M] FL(L)·FV(V) of MuJoCo's muscle gain (unitless, peak force = 1).
+
+        FL is two mirrored pairs of half-parabolas around L = 1, each pair as wide as 1 − lmin (below) or
+        lmax − 1 (above): with s = |L − 1| / half that width, FL = 1 − s²/2 for s ≤ 1, (2 − s)²/2 up to 2, then 0.
+        """
+        width = np.where(norm_len <= 1, self._below_width, self._above_width)
+        s = np.abs(norm_len - 1) / width
+        fl = np.where(s <= 1, 1 - 0.5 * s * s, 0.5 * np.square(np.maximum(2 - s, 0.0)))
+        v = np.clip(norm_vel, -1.0, self.fvmax - 1)
+        fv = np.where(v <= 0, np.square(v + 1), self.fvmax - np.square(self.fvmax - 1 - v) / (self.fvmax - 1))
         return fl * fv
 
     def passive_curve(self, norm_len: np.ndarray) -> np.ndarray:
         """[B, M] passive force of MuJoCo's muscle bias, as a fraction of peak force."""
-        b = 0.5 * (1 + self.lmax)
-        x1 = np.maximum(norm_len - 1, 0) / (b - 1)
-        x2 = (norm_len - b) / (b - 1)
-        return self.fpmax * np.where(norm_len <= 1, 0.0, np.where(norm_len <= b, 0.5 * x1 * x1, 0.5 + x2))
+        u = np.maximum(norm_len - 1, 0.0) / self._above_width
+        return self.fpmax * np.where(u <= 1, 0.5 * u * u, u - 0.5)
+
+    @cached_property
+    def _below_width(self) -> np.ndarray:
+        """[M] half the width of the FL curve below the optimum, (1 − lmin) / 2."""
+        return 0.5 * (1 - self.lmin)
+
+    @cached_property
+    def _above_width(self) -> np.ndarray:
+        """[M] half the width of the FL curve above the optimum, (lmax − 1) / 2."""
+        return 0.5 * (self.lmax - 1)
 
 
 class MuscleController:
@@ -187,13 +194,18 @@ class MuscleController:
         self._act = 1 + model.nq + model.nv + scene.layout.act_of_muscle
         self._muscles = scene.layout.muscles
 
-    def __call__(self, state: np.ndarray, target: np.ndarray) -> np.ndarray:
-        """[B, nstate] states, [B, J] target postures (rad) -> [B, nu] excitations in [0, 1]."""
+    def __call__(self, state: np.ndarray, target: np.ndarray, target_length: np.ndarray | None = None) -> np.ndarray:
+        """[B, nstate] states, [B, J] target postures (rad) -> [B, nu] excitations in [0, 1].
+
+        target_length: [B, M] muscle lengths at the (clipped) targets, when already known (`target_lengths`).
+        """
         q, qdot = self.space.read(state, self.scene.model)
         target = np.clip(target, self.space.low, self.space.high)
+        if target_length is None:
+            target_length = self.map.lengths(target)
         length, moment = self.map.lengths_and_moments(q)
-        velocity = np.einsum("bmj,bj->bm", moment, qdot)
-        force = self.desired_force(q, target, length, moment, velocity)
+        velocity = (moment @ qdot[:, :, None])[..., 0]
+        force = self.desired_force(q, target, length, moment, velocity, target_length)
         norm_len, norm_vel = self.params.normalised(length, velocity)
         active = np.maximum(self.params.active_curve(norm_len, norm_vel), 0.05)
         wanted = np.clip((force - self.params.passive_curve(norm_len)) / active, 0.0, 1.0)
@@ -201,20 +213,26 @@ class MuscleController:
         excitation[:, self._muscles] = self.excitation_for(state[:, self._act], wanted)
         return excitation
 
+    def target_lengths(self, target: np.ndarray) -> np.ndarray:
+        """[..., J] target postures (rad) -> [..., M] muscle lengths there (m), for a whole plan in one call."""
+        flat = np.clip(target, self.space.low, self.space.high).reshape(-1, self.space.size)
+        return self.map.lengths(flat).reshape(*target.shape[:-1], -1)
+
     def desired_force(self, q: np.ndarray, target: np.ndarray, length: np.ndarray, moment: np.ndarray,
-                      velocity: np.ndarray) -> np.ndarray:
+                      velocity: np.ndarray, target_length: np.ndarray) -> np.ndarray:
         """[B, M] desired force as a fraction of peak: length error × |moment arm|-weighted joint error.
 
         Args:
           q, target: [B, J] posture now and target posture (rad).
-          length, velocity: [B, M] muscle lengths (m) and lengthening velocities (m/s) now.
+          length, velocity, target_length: [B, M] muscle lengths (m) and lengthening velocities (m/s) now, and
+            lengths at the target (m).
           moment: [B, M, J] moment arms now (m/rad).
         """
         g, p = self.gains, self.params
         arm = np.abs(moment)
-        involvement = np.einsum("bmj,bj->bm", arm, np.abs(target - q)) / np.maximum(arm.sum(axis=2), 1e-9)
+        involvement = (arm @ np.abs(target - q)[:, :, None])[..., 0] / np.maximum(arm.sum(axis=2), 1e-9)
         involvement /= g.error_scale
-        stretch = length - self.map.lengths(target)  # + : longer than at the target, so pull
+        stretch = length - target_length  # + : longer than at the target, so pull
         drive = (stretch + g.kd * velocity) / p.optimal
         return np.clip(g.kp * drive * (g.min_involvement + np.minimum(involvement, 1.0)), 0.0, 1.0)
 

@@ -72,7 +72,7 @@ class PosturePD:
         return sim.open_loop(targets, initial_state=state)
 
     def execute(self, sim: Simulator, state: np.ndarray, targets: np.ndarray) -> Rollouts:
-        return sim.closed_loop(lambda now, step: self.controller(now, targets[:, step])[:, None],
+        return sim.closed_loop(lambda now, step, rows: self.controller(now, targets[rows, step])[:, None],
                                batch=1, nstep=targets.shape[1], chunk=1, initial_state=state)
 
 
@@ -91,9 +91,11 @@ class PostureMuscle:
 
     def _run(self, sim: Simulator, state: np.ndarray, targets: np.ndarray) -> Rollouts:
         chunk = max(1, round(self.gains.interval_s / sim.scene.dt))
+        lengths = self.controller.target_lengths(targets[:, ::chunk])  # [S, ceil(H / chunk), M]
 
-        def policy(now: np.ndarray, step: int) -> np.ndarray:
-            return np.repeat(self.controller(now, targets[:, step])[:, None], chunk, axis=1)
+        def policy(now: np.ndarray, step: int, rows: slice) -> np.ndarray:
+            excitation = self.controller(now, targets[rows, step], lengths[rows, step // chunk])
+            return np.repeat(excitation[:, None], chunk, axis=1)
 
         return sim.closed_loop(policy, batch=targets.shape[0], nstep=targets.shape[1], chunk=chunk,
                                initial_state=state)

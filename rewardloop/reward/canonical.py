@@ -31,7 +31,7 @@ def height(f):
     return lib.height(f, fraction=1.0, width=0.1)
 
 def balance(f):
-    """-distance (m) from the capture point to the middle of the feet."""
+    """-distance (m) from the capture point to the segment between the feet."""
     return lib.capture_point(f, lead_s=0.3)
 
 def upright(f):

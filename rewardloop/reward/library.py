@@ -114,12 +114,18 @@ def balance(f: FeatureLike) -> np.ndarray:
     return -np.linalg.norm(np.asarray(f["com_pos"])[..., :2] - support[..., :2], axis=-1)
 
 
-def capture_point(f: FeatureLike, *, lead_s: float = 0.3) -> np.ndarray:
-    """-horizontal distance (m) from the capture point (CoM + lead_s × CoM velocity) to the feet's midpoint."""
+def capture_point(f: FeatureLike, *, lead_s: float = 0.3, margin: float = 0.05) -> np.ndarray:
+    """-horizontal distance (m) from the capture point (CoM + lead_s × CoM velocity) to the segment between the
+    feet, shortened by margin at each end: 0 while a step keeps the capture point between the feet."""
     left, right = _both(f, "foot_pos")
     point = np.asarray(f["com_pos"])[..., :2] + lead_s * np.asarray(f["com_vel"])[..., :2]
     middle = 0.5 * (left[..., :2] + right[..., :2])
-    return -np.sqrt(np.sum(np.square(point - middle), axis=-1) + 1e-4)
+    axis = right[..., :2] - left[..., :2]
+    length = np.sqrt(np.sum(np.square(axis), axis=-1, keepdims=True) + 1e-12)
+    half = np.maximum(0.5 * length - margin, 0.0)
+    along = np.clip(np.sum((point - middle) * axis / length, axis=-1, keepdims=True), -half, half)
+    nearest = middle + along * axis / length
+    return -np.sqrt(np.sum(np.square(point - nearest), axis=-1) + 1e-4)
 
 
 def feet_follow(f: FeatureLike) -> np.ndarray:

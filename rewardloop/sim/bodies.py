@@ -88,15 +88,18 @@ class Body:
 
 @contextlib.contextmanager
 def _quiet_stderr() -> Iterator[None]:
-    """Silence MuJoCo's C-level compiler warnings (printed straight to file descriptor 2)."""
-    saved = os.dup(2)
+    """Silence MuJoCo's C-level compiler warnings (printed straight to file descriptor 2, and appended to a
+    MUJOCO_LOG.TXT in the working directory unless a warning handler is installed)."""
+    saved, handler = os.dup(2), mujoco.get_mju_user_warning()
     with open(os.devnull, "w") as devnull:
         os.dup2(devnull.fileno(), 2)
+        mujoco.set_mju_user_warning(lambda message: None)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 yield
         finally:
+            mujoco.set_mju_user_warning(handler)
             os.dup2(saved, 2)
             os.close(saved)
 

@@ -2,13 +2,19 @@
 
 `Simulator` owns the thread pool and one MjData per thread, like `mujoco.rollout.Rollout`, and is used as a
 context manager. Rollouts are deterministic: the same initial states and controls give the same result.
+
+A closed loop over a large batch is pipelined: the batch is split into one group per thread, each group
+steps on its own thread and asks the policy for its own rows, so one group's Python feedback runs while the
+others' physics does (MuJoCo releases the GIL while it steps).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import mujoco
@@ -19,8 +25,9 @@ from rewardloop.errors import UserError
 from rewardloop.sim.features import Features, compute_features
 from rewardloop.sim.scene import CompiledScene
 
-Policy = Callable[[np.ndarray, int], np.ndarray]
-"""Closed-loop policy: (state [B, nstate] now, step index) -> controls [B, chunk, nu] for the next chunk."""
+Policy = Callable[[np.ndarray, int, slice], np.ndarray]
+"""Closed-loop policy: (state [b, nstate] now, step index, the rows of the batch those b states are) ->
+controls [b, chunk, nu] for the next chunk."""
 
 
 @dataclass(frozen=True)
@@ -73,6 +80,8 @@ class Simulator:
         self.nthread = nthread or (os.cpu_count() or 1)
         self._data = [mujoco.MjData(self.model) for _ in range(self.nthread)]
         self._pool = mujoco.rollout.Rollout(nthread=self.nthread if self.nthread > 1 else 0)
+        self._solo = [mujoco.rollout.Rollout(nthread=0) for _ in range(self.nthread)] if self.nthread > 1 else []
+        self._groups = ThreadPoolExecutor(self.nthread, thread_name_prefix="rollout") if self.nthread > 1 else None
 
     def __enter__(self) -> Simulator:
         self._pool.__enter__()
@@ -82,8 +91,12 @@ class Simulator:
         self.close()
 
     def close(self) -> None:
-        """Shut the thread pool down."""
+        """Shut the thread pools down."""
         self._pool.close()
+        for solo in self._solo:
+            solo.close()
+        if self._groups is not None:
+            self._groups.shutdown()
 
     def _initial(self, initial_state: np.ndarray | None, batch: int) -> np.ndarray:
         """[B, nstate] initial states: the scene's standing state, one shared state, or one per trajectory."""
@@ -119,20 +132,46 @@ class Simulator:
                     initial_state: np.ndarray | None = None) -> Rollouts:
         """Step a batch in chunks, asking `policy` for the next chunk's controls from the current state.
 
-        A muscle controller needing feedback every few milliseconds uses a chunk of a few steps.
+        A muscle controller needing feedback every few milliseconds uses a chunk of a few steps. A batch of at
+        least two rows per thread is pipelined, one group of rows per thread.
         """
         if chunk < 1 or nstep < 1:
             raise UserError("nstep and chunk must be positive")
-        now = self._initial(initial_state, batch)
-        initial, parts = now, []
+        initial = self._initial(initial_state, batch)
+        if self._groups is None or batch < 2 * self.nthread:
+            parts = [self._chunks(policy, initial, slice(0, batch), nstep, chunk, self._step)]
+        else:
+            bounds = np.linspace(0, batch, self.nthread + 1).round().astype(int)
+            jobs = [self._groups.submit(self._chunks, policy, initial[lo:hi], slice(lo, hi), nstep, chunk,
+                                        self._solo_step(group))
+                    for group, (lo, hi) in enumerate(pairwise(bounds))]
+            parts = [job.result() for job in jobs]
+        state, sensordata, control = (np.concatenate(p, axis=0) for p in zip(*parts, strict=True))
+        return Rollouts(initial, state, sensordata, control)
+
+    def _solo_step(self, group: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """`_step` on one thread with that thread's MjData, for one group of a pipelined batch."""
+
+        def step(initial: np.ndarray, control: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return self._solo[group].rollout(self.model, [self._data[group]], initial,
+                                             np.ascontiguousarray(control, dtype=float),
+                                             control_spec=mujoco.mjtState.mjSTATE_CTRL)
+        return step
+
+    @staticmethod
+    def _chunks(policy: Policy, now: np.ndarray, rows: slice, nstep: int, chunk: int,
+                step: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The chunk loop for `rows` from [b, nstate] `now`: -> [b, T, nstate], [b, T, nsensor], [b, T, nu]."""
+        parts = []
         for start in range(0, nstep, chunk):
             length = min(chunk, nstep - start)
-            control = np.asarray(policy(now, start), dtype=float)[:, :length]
-            state, sensordata = self._step(now, control)
+            control = np.asarray(policy(now, start, rows), dtype=float)[:, :length]
+            state, sensordata = step(now, control)
             parts.append((state, sensordata, control))
             now = np.ascontiguousarray(state[:, -1])
         state, sensordata, control = (np.concatenate(p, axis=1) for p in zip(*parts, strict=True))
-        return Rollouts(initial, state, sensordata, control)
+        return state, sensordata, control
 
 
 def zero_controls(scene: CompiledScene, batch: int, nstep: int) -> np.ndarray:
