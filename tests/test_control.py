@@ -137,6 +137,15 @@ def test_optimize_is_deterministic_and_saves(humanoid_flat, tmp_path):
     assert loaded.metrics == a.metrics and loaded.term_stats == a.term_stats
 
 
+
+def test_muscle_planner_is_deterministic_with_pipelined_threads(myolegs_flat):
+    """The muscle plant's sampled rollouts are split across threads; the result does not depend on how."""
+    planner = dataclasses.replace(TINY, planning_dt=0.004)
+    runs = [optimize(myolegs_flat, StandTall(), OptimizerConfig(planner=planner, duration_s=0.016, nthread=n),
+                     seed=1).rollouts.state for n in (2, 2, 1)]
+    np.testing.assert_array_equal(runs[0], runs[1])
+    np.testing.assert_array_equal(runs[0], runs[2])
+
 def test_predictive_sampling_baseline_runs(humanoid_flat):
     seen = []
     config = OptimizerConfig(kind="predictive", planner=TINY, duration_s=0.05, nthread=1)

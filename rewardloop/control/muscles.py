@@ -45,7 +45,7 @@ class LengthMap:
     """Muscle length as a cubic polynomial of the posture, fitted to lengths measured on posed copies of the body.
 
     In normalised angles z = (q − centre) / half-range: L = c + a·z + zᵀ B z + d·z³ per muscle, so lengths
-    and moment arms ∂L/∂q = (a + 2 B z + 3 d z²) / half-range cost a few small matrix products per batch.
+    and moment arms ∂L/∂q = (a + 2 B z + 3 d z²) / half-range are each one matrix product per batch.
     """
 
     def __init__(self, scene: CompiledScene, space: PostureSpace, *, samples: int = 3000, seed: int = 0):
@@ -53,32 +53,32 @@ class LengthMap:
         self.centre, self.half = 0.5 * (space.low + space.high), 0.5 * space.span
         postures = np.random.default_rng(seed).uniform(space.low, space.high, size=(samples, space.size))
         lengths = measure_lengths(scene, space, postures)
-        size = space.size
+        size, muscles = space.size, lengths.shape[1]
         self.pairs = np.triu_indices(size)
-        coef, *_ = np.linalg.lstsq(self._basis(postures), lengths, rcond=None)  # [1 + J + P + J, M]
-        self.coef = coef
-        self.constant, self.linear = coef[0], coef[1 : 1 + size].T  # [M], [M, J]
-        quad = np.zeros((lengths.shape[1], size, size))
-        quad[:, self.pairs[0], self.pairs[1]] = coef[1 + size : -size].T
-        self.quadratic = 0.5 * (quad + quad.transpose(0, 2, 1))  # [M, J, J] symmetric
-        self.cubic = coef[-size:].T  # [M, J]
+        self.coef, *_ = np.linalg.lstsq(self._basis(self._normalised(postures)), lengths, rcond=None)  # [1+J+P+J, M]
+        linear, cubic = self.coef[1 : 1 + size].T, self.coef[-size:].T  # [M, J] each
+        quad = np.zeros((muscles, size, size))
+        quad[:, self.pairs[0], self.pairs[1]] = self.coef[1 + size : -size].T
+        quadratic = 0.5 * (quad + quad.transpose(0, 2, 1))  # [M, J, J] symmetric
+        # moment arms = (slope_constant + [z, z²] @ slope_weights) reshaped to [M, J]
+        weights = np.zeros((2 * size, muscles, size))
+        weights[:size] = 2 * quadratic.transpose(2, 0, 1)  # z_k -> 2 B[m, j, k]
+        weights[size + np.arange(size), :, np.arange(size)] = 3 * cubic.T  # z_j² -> 3 d[m, j]
+        self.slope_constant = (linear / self.half).reshape(-1)  # [M·J]
+        self.slope_weights = (weights / self.half).reshape(2 * size, muscles * size)  # [2J, M·J]
 
-    def _basis(self, q: np.ndarray) -> np.ndarray:
-        """[N, J] postures -> [N, 1 + J + J(J+1)/2 + J] monomials of the normalised angles."""
-        z = (q - self.centre) / self.half
+    def _normalised(self, q: np.ndarray) -> np.ndarray:
+        """[N, J] postures (rad) -> [N, J] z in [-1, 1] within the joint limits."""
+        return (q - self.centre) / self.half
+
+    def _basis(self, z: np.ndarray) -> np.ndarray:
+        """[N, J] normalised angles -> [N, 1 + J + J(J+1)/2 + J] monomials."""
         products = z[:, self.pairs[0]] * z[:, self.pairs[1]]
         return np.concatenate([np.ones((len(z), 1)), z, products, z**3], axis=1)
 
-    def _terms(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """[B, J] postures -> ([B, J] normalised angles z, [B, M, J] B z)."""
-        z = (q - self.centre) / self.half
-        muscles, size = self.quadratic.shape[:2]
-        bz = (z @ self.quadratic.reshape(muscles * size, size).T).reshape(len(z), muscles, size)
-        return z, bz
-
     def lengths(self, q: np.ndarray) -> np.ndarray:
-        """[B, J] postures (rad) -> [B, M] muscle lengths (m): one matrix product with the fitted coefficients."""
-        return self._basis(q) @ self.coef
+        """[B, J] postures (rad) -> [B, M] muscle lengths (m)."""
+        return self._basis(self._normalised(q)) @ self.coef
 
     def moments(self, q: np.ndarray) -> np.ndarray:
         """[B, J] postures -> [B, M, J] moment arms ∂length/∂angle (m/rad)."""
@@ -86,10 +86,9 @@ class LengthMap:
 
     def lengths_and_moments(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """[B, J] postures -> ([B, M] lengths (m), [B, M, J] moment arms (m/rad))."""
-        z, bz = self._terms(q)
-        length = self.constant + z @ self.linear.T + (bz @ z[:, :, None])[..., 0] + (z**3) @ self.cubic.T
-        slope = self.linear + 2 * bz + 3 * self.cubic * (z**2)[:, None]
-        return length, slope / self.half
+        z = self._normalised(q)
+        slope = self.slope_constant + np.concatenate([z, z * z], axis=1) @ self.slope_weights
+        return self._basis(z) @ self.coef, slope.reshape(len(z), -1, len(self.centre))
 
 
 def measure_lengths(scene: CompiledScene, space: PostureSpace, postures: np.ndarray) -> np.ndarray:
