@@ -1,13 +1,14 @@
 """Benchmark of the controller optimizer: distance walked, falls, wall time and planner efficiency.
 
     .venv/bin/python benchmarks/bench_control.py --bodies humanoid myolegs --terrains flat rough \
-        --duration 10 --json control.json
+        --duration 10 --seeds 0 1 2 --json control.json
 
 For each body and terrain it optimizes the canonical walk reward for --duration seconds and reports the
 distance walked, whether the body fell, the wall time, and the planner efficiency: physics steps per second
 achieved inside the planner (rollouts with the low-level controller + features + reward) ÷ raw batched
 `mujoco.rollout` steps per second of the very same controls from the same states, with the same threads
-(`paired_rates`, measured at 8 states along the executed motion). Timings on a shared machine are noisy.
+(`paired_rates`, measured at 8 states along the executed motion). Sampling MPC is chaotic, so it runs every
+seed given and summarises them per body and terrain. Timings on a shared machine are noisy.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ def measure(body: str, terrain: str, *, duration: float, reward_name: str, seed:
     in_run_rate = trajectory.planner_steps / max(trajectory.planner_time_s, 1e-9)
     metrics = trajectory.metrics
     return {
-        "body": body, "terrain": terrain, "reward": reward_name, "duration_s": duration,
+        "body": body, "terrain": terrain, "reward": reward_name, "seed": seed, "duration_s": duration,
         "distance_m": round(metrics.distance, 3), "fell": metrics.fell, "fall_time_s": metrics.fall_time,
         "lateral_drift_m": round(metrics.lateral_drift, 3), "steps": metrics.steps,
         "wall_s": round(trajectory.wall_time_s, 1),
@@ -83,20 +84,37 @@ def main() -> None:
     parser.add_argument("--terrains", nargs="+", default=["flat", "rough"])
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of motion per run")
     parser.add_argument("--reward", default="walk", help="canonical reward name")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0], help="one run per seed (results vary a lot)")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", default=None, help="write the figures to this JSON file")
     args = parser.parse_args()
-    results = []
+    results, summaries = [], []
     for body in args.bodies:
         for terrain in args.terrains:
-            row = measure(body, terrain, duration=args.duration, reward_name=args.reward, seed=args.seed,
-                          nthread=args.threads)
-            results.append(row)
-            print(json.dumps({k: v for k, v in row.items() if k != "planner"}), flush=True)
+            rows = []
+            for seed in args.seeds:
+                rows.append(measure(body, terrain, duration=args.duration, reward_name=args.reward, seed=seed,
+                                    nthread=args.threads))
+                print(json.dumps({k: v for k, v in rows[-1].items() if k != "planner"}), flush=True)
+            results += rows
+            summaries.append(summary(rows))
+            print(json.dumps(summaries[-1]), flush=True)
     if args.json:
         with open(args.json, "w") as handle:
-            json.dump({"note": "timings on a shared machine are noisy", "results": results}, handle, indent=2)
+            json.dump({"note": "timings on a shared machine are noisy", "summaries": summaries, "results": results},
+                      handle, indent=2)
+
+
+def summary(rows: list[dict[str, object]]) -> dict[str, object]:
+    """One body and terrain over its seeds: distances, falls, worst wall time, mean efficiency."""
+    distances = [float(row["distance_m"]) for row in rows]  # type: ignore[arg-type]
+    return {
+        "body": rows[0]["body"], "terrain": rows[0]["terrain"], "seeds": [row["seed"] for row in rows],
+        "distance_m_mean": round(float(np.mean(distances)), 3), "distance_m_min": min(distances),
+        "distance_m_max": max(distances), "falls": sum(bool(row["fell"]) for row in rows),
+        "wall_s_per_10s_max": max(float(row["wall_s_per_10s"]) for row in rows),  # type: ignore[arg-type]
+        "efficiency_mean": round(float(np.mean([row["efficiency"] for row in rows])), 3),
+    }
 
 
 if __name__ == "__main__":

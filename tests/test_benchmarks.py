@@ -1,0 +1,23 @@
+"""The benchmark scripts run end to end on tiny budgets and write the figures they promise."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_control_benchmark_runs_every_seed_and_writes_json(tmp_path):
+    out = tmp_path / "control.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_control.py"), "--bodies", "humanoid",
+                    "--terrains", "flat", "--duration", "0.05", "--seeds", "0", "1", "--json", str(out)],
+                   check=True, timeout=300, capture_output=True)
+    figures = json.loads(out.read_text())
+    assert [row["seed"] for row in figures["results"]] == [0, 1]
+    (summary,) = figures["summaries"]
+    assert summary["seeds"] == [0, 1] and summary["falls"] == 0
+    for row in figures["results"]:
+        assert row["efficiency"] > 0 and row["wall_s"] > 0 and not row["fell"]
