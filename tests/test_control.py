@@ -71,18 +71,20 @@ def test_muscle_curves_match_mujoco(myolegs_flat):
     import mujoco
 
     model, params = myolegs_flat.model, MuscleParams.of(myolegs_flat)
-    i = 0
-    norm = np.linspace(0.3, 1.8, 7)
-    length = params.length_low[i] + (norm - params.range_low[i]) * params.optimal[i]
-    velocity = np.linspace(-1.2, 1.2, 7) * params.optimal[i] * params.vmax[i]
-    nl, nv = params.normalised(np.repeat(length[:, None], model.nu, 1), np.repeat(velocity[:, None], model.nu, 1))
-    for k in range(7):  # plain loop over MuJoCo's own curve vs the vectorized one
-        gain = mujoco.mju_muscleGain(length[k], velocity[k], model.actuator_lengthrange[i], model.actuator_acc0[i],
-                                     model.actuator_gainprm[i, :9])
-        bias = mujoco.mju_muscleBias(length[k], model.actuator_lengthrange[i], model.actuator_acc0[i],
-                                     model.actuator_biasprm[i, :9])
-        assert np.isclose(-params.peak[i] * params.active_curve(nl, nv)[k, i], gain)
-        assert np.isclose(-params.peak[i] * params.passive_curve(nl)[k, i], bias)
+    count = 41  # lengths and velocities on both sides of every piece of the curves, and beyond their ends
+    for i in (0, 17, 55):
+        norm = np.linspace(0.2, 2.2, count)
+        length = params.length_low[i] + (norm - params.range_low[i]) * params.optimal[i]
+        velocity = np.linspace(-1.5, 1.5, count) * params.optimal[i] * params.vmax[i]
+        nl, nv = params.normalised(np.repeat(length[:, None], model.nu, 1), np.repeat(velocity[:, None], model.nu, 1))
+        active, passive = params.active_curve(nl, nv)[:, i], params.passive_curve(nl)[:, i]
+        for k in range(count):  # plain loop over MuJoCo's own curve vs the vectorized one
+            gain = mujoco.mju_muscleGain(length[k], velocity[k], model.actuator_lengthrange[i],
+                                         model.actuator_acc0[i], model.actuator_gainprm[i, :9])
+            bias = mujoco.mju_muscleBias(length[k], model.actuator_lengthrange[i], model.actuator_acc0[i],
+                                         model.actuator_biasprm[i, :9])
+            assert np.isclose(-params.peak[i] * active[k], gain, rtol=1e-9, atol=1e-9)
+            assert np.isclose(-params.peak[i] * passive[k], bias, rtol=1e-9, atol=1e-9)
 
 
 def test_muscle_controller_drives_knee_to_target(myolegs_flat):

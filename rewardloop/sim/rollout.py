@@ -29,6 +29,9 @@ Policy = Callable[[np.ndarray, int, slice], np.ndarray]
 """Closed-loop policy: (state [b, nstate] now, step index, the rows of the batch those b states are) ->
 controls [b, chunk, nu] for the next chunk."""
 
+Step = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+"""One rollout call: [b, nstate] states, [b, T, nu] controls -> ([b, T, nstate], [b, T, nsensor])."""
+
 
 @dataclass(frozen=True)
 class Rollouts:
@@ -149,7 +152,7 @@ class Simulator:
         state, sensordata, control = (np.concatenate(p, axis=0) for p in zip(*parts, strict=True))
         return Rollouts(initial, state, sensordata, control)
 
-    def _solo_step(self, group: int) -> Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    def _solo_step(self, group: int) -> Step:
         """`_step` on one thread with that thread's MjData, for one group of a pipelined batch."""
 
         def step(initial: np.ndarray, control: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -160,8 +163,7 @@ class Simulator:
 
     @staticmethod
     def _chunks(policy: Policy, now: np.ndarray, rows: slice, nstep: int, chunk: int,
-                step: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                step: Step) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The chunk loop for `rows` from [b, nstate] `now`: -> [b, T, nstate], [b, T, nsensor], [b, T, nu]."""
         parts = []
         for start in range(0, nstep, chunk):
