@@ -51,7 +51,7 @@ def effort(f):
     return lib.muscle_effort(f)
 '''
 
-_WALK_WEIGHTS = {"speed": 1.0, "feet_follow": 0.5, "side": 1.0, "height": 2.0, "balance": 3.0, "upright": 1.0,
+_WALK_WEIGHTS = {"speed": 1.5, "feet_follow": 0.5, "side": 1.0, "height": 2.0, "balance": 3.0, "upright": 1.0,
                  "posture": 0.1, "fallen": 1.0, "effort": 0.05}
 
 
@@ -99,7 +99,7 @@ _BASE = {k: v for k, v in _WALK_WEIGHTS.items() if k not in ("speed", "feet_foll
 
 CANONICAL: dict[str, str] = {
     "walk": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "face": 1.0}),
-    "walk_slope": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "speed": 1.5, "face": 1.0}),
+    "walk_slope": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "speed": 2.0, "face": 1.0}),
     "walk_rough": _program(_WALK_TERMS + _HEADING + _CLEARANCE,
                            {**_WALK_WEIGHTS, "face": 1.0, "foot_clearance": 20.0}),
     "walk_stairs": _program(_WALK_TERMS + _HEADING + _CLEARANCE,
