@@ -116,7 +116,7 @@ def balance(f: FeatureLike) -> np.ndarray:
 
 def capture_point(f: FeatureLike, *, lead_s: float = 0.3, margin: float = 0.05) -> np.ndarray:
     """-horizontal distance (m) from the capture point (CoM + lead_s × CoM velocity) to the segment between the
-    feet, shortened by margin at each end: 0 while a step keeps the capture point between the feet."""
+    feet, shortened by margin at each end; about 0 (-0.01, smoothed) while steps keep it between the feet."""
     left, right = _both(f, "foot_pos")
     point = np.asarray(f["com_pos"])[..., :2] + lead_s * np.asarray(f["com_vel"])[..., :2]
     middle = 0.5 * (left[..., :2] + right[..., :2])
