@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import math
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from rewardloop.cli_base import Handler, scene_arguments, scene_from_args
+from rewardloop.cli_base import Handler, positive_number, scene_arguments, scene_from_args, writable_directory
 from rewardloop.errors import UserError
 
 EXIT_USAGE = 2
@@ -22,28 +20,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         sys.stderr.write(f"rewardloop: error: {message} (see `{self.prog} --help`)\n")
         raise SystemExit(EXIT_USAGE)
-
-
-def positive_number(value: float, *, flag: str) -> float:
-    """`value` if it is a finite number above 0, else a UserError naming `flag` (NaN and inf included)."""
-    if not (math.isfinite(value) and value > 0):
-        raise UserError(f"{flag} must be a positive finite number, got {value}")
-    return value
-
-
-def writable_directory(path: str | Path, *, flag: str) -> Path:
-    """`path` as a directory that exists (created if needed) and can be written, else a UserError naming `flag`.
-
-    Checked before an expensive step whose result is written there, so a bad path fails at once.
-    """
-    directory = Path(path)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UserError(f"{flag} {path}: cannot create the directory ({error.strerror or error})") from None
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise UserError(f"{flag} {path}: the directory is not writable")
-    return directory
 
 
 def cmd_bodies(args: argparse.Namespace) -> None:

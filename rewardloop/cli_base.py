@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import math
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rewardloop.errors import UserError
@@ -48,3 +51,25 @@ def _parse_injury(text: str) -> tuple[str, float]:
         return group.strip(), float(factor)
     except ValueError:
         raise UserError(f"--injury takes GROUP=FACTOR, e.g. left_plantarflexors=0.3; got {text!r}") from None
+
+
+def positive_number(value: float, *, flag: str) -> float:
+    """`value` if it is a finite number above 0, else a UserError naming `flag` (NaN and inf included)."""
+    if not (math.isfinite(value) and value > 0):
+        raise UserError(f"{flag} must be a positive finite number, got {value}")
+    return value
+
+
+def writable_directory(path: str | Path, *, flag: str) -> Path:
+    """`path` as a directory that exists (created if needed) and can be written, else a UserError naming `flag`.
+
+    Checked before an expensive step whose result is written there, so a bad path fails at once.
+    """
+    directory = Path(path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserError(f"{flag} {path}: cannot create the directory ({error.strerror or error})") from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {path}: the directory is not writable")
+    return directory

@@ -37,3 +37,10 @@ def test_unwritable_out_fails_before_optimizing(capsys):
     assert main(["optimize", "--duration", "5", "--out", "/proc/rewardloop-no/run"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--out /proc/rewardloop-no/run: cannot create the directory" in err
+
+
+def test_a_reward_file_that_is_not_text_is_a_user_error(tmp_path, capsys):
+    program = tmp_path / "binary.py"
+    program.write_bytes(b"\xff\xfe\x00")
+    assert main(["optimize", "--duration", "0.05", "--reward", str(program), "--out", str(tmp_path / "o")]) == 2
+    assert "not UTF-8 text" in capsys.readouterr().err

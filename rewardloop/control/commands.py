@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from rewardloop.cli_base import AddCommand, scene_arguments, scene_from_args
+from rewardloop.cli_base import AddCommand, positive_number, scene_arguments, scene_from_args, writable_directory
 from rewardloop.errors import UserError
 
 
@@ -29,19 +29,18 @@ def register(add: AddCommand) -> None:
 def _program(reward: str):  # type: ignore[no-untyped-def]
     """(program, trusted) from a canonical name or a file path."""
     from rewardloop.reward.canonical import CANONICAL, canonical
+    from rewardloop.reward.commands import read_program_text
     from rewardloop.reward.program import RewardProgram
 
     if reward in CANONICAL:
         return canonical(reward), True
-    path = Path(reward)
-    if not path.is_file():
+    if not Path(reward).is_file():
         raise UserError(f"--reward {reward!r} is neither a canonical reward ({', '.join(CANONICAL)}) nor a file")
-    return RewardProgram.from_source(path.read_text()), False
+    return RewardProgram.from_source(read_program_text(reward)), False
 
 
 def _optimize(args: argparse.Namespace) -> int:
     """Optimize a controller for a reward on a body and write the executed trajectory (and a video)."""
-    from rewardloop.cli import positive_number, writable_directory
     from rewardloop.control.defaults import default_config
     from rewardloop.control.optimizer import Progress, optimize
     from rewardloop.reward import load_reward

@@ -3,7 +3,7 @@
 Torque bodies use a PD law. The planner evaluates it inside MuJoCo: a copy of the model whose motors become
 general actuators with an affine bias (force = kp·ctrl − kp·q − kd·q̇, clipped to the motor's own limits), so
 batched rollouts need no Python per step. The executed motion applies the same law from Python on the body's
-own, unmodified model (`pd_controls`).
+own, unmodified model (`PDController`).
 
 Muscle bodies use the MPC² morphology-aware controller (`MuscleController`): target muscle lengths come from
 posing a copy of the body at the target posture, each muscle's desired force grows with its length error

@@ -80,10 +80,6 @@ class LengthMap:
         """[B, J] postures (rad) -> [B, M] muscle lengths (m)."""
         return self._basis(self._normalised(q)) @ self.coef
 
-    def moments(self, q: np.ndarray) -> np.ndarray:
-        """[B, J] postures -> [B, M, J] moment arms ∂length/∂angle (m/rad)."""
-        return self.lengths_and_moments(q)[1]
-
     def lengths_and_moments(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """[B, J] postures -> ([B, M] lengths (m), [B, M, J] moment arms (m/rad))."""
         z = self._normalised(q)

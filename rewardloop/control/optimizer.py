@@ -147,8 +147,9 @@ def optimize(scene: CompiledScene, reward: RewardFunction, config: OptimizerConf
     with Simulator(plant.planner_scene, nthread=config.nthread) as inner, \
             Simulator(scene, nthread=1) as outer:
         rollouts = planner.run(inner, outer, nstep, progress)
-    evaluation = reward(rollouts.features(scene))
+    features = rollouts.features(scene)
+    evaluation = reward(features)
     return Trajectory(rollouts=rollouts, reward=evaluation, term_stats=term_statistics(evaluation),
-                      metrics=batch_metrics(rollouts.features(scene))[0],
+                      metrics=batch_metrics(features)[0],
                       wall_time_s=time.perf_counter() - begin, planner_steps=planner.log.steps,
                       planner_time_s=planner.log.seconds)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from rewardloop.cli_base import AddCommand
+from rewardloop.cli_base import AddCommand, writable_directory
 from rewardloop.errors import UserError, unknown_name
 
 DEFAULT_RUNS = "runs"
@@ -85,7 +85,6 @@ def config_from_args(args: argparse.Namespace):  # -> RunConfig
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Learn a reward and a controller for a described motion: the closed loop."""
-    from rewardloop.cli import writable_directory
     from rewardloop.loop.run import start_run
 
     task = task_from_args(args)
@@ -163,7 +162,6 @@ def cmd_runs(args: argparse.Namespace) -> None:
 
 def cmd_report(args: argparse.Namespace) -> None:
     """Write a run's self-contained HTML report."""
-    from rewardloop.cli import writable_directory
     from rewardloop.report.html import write_report
 
     if args.out:

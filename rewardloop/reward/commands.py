@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from rewardloop.cli_base import AddCommand
+from rewardloop.cli_base import AddCommand, positive_number
 from rewardloop.errors import UserError
 
 MAX_FILE_BYTES = 1_000_000
@@ -38,7 +38,6 @@ def read_program_text(path: str) -> str:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate a reward program file and run the pre-flight checker on random rollouts (exit 1 if it fails)."""
-    from rewardloop.cli import positive_number
     from rewardloop.reward.check import check_program
     from rewardloop.sim.scene import Scene, compile_scene
 
