@@ -91,11 +91,9 @@ class PostureMuscle:
 
     def _run(self, sim: Simulator, state: np.ndarray, targets: np.ndarray) -> Rollouts:
         chunk = max(1, round(self.gains.interval_s / sim.scene.dt))
-        lengths = self.controller.target_lengths(targets[:, ::chunk])  # [S, ceil(H / chunk), M]
 
         def policy(now: np.ndarray, step: int, rows: slice) -> np.ndarray:
-            excitation = self.controller(now, targets[rows, step], lengths[rows, step // chunk])
-            return np.repeat(excitation[:, None], chunk, axis=1)
+            return np.repeat(self.controller(now, targets[rows, step])[:, None], chunk, axis=1)
 
         return sim.closed_loop(policy, batch=targets.shape[0], nstep=targets.shape[1], chunk=chunk,
                                initial_state=state)

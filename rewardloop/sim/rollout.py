@@ -5,7 +5,7 @@ context manager. Rollouts are deterministic: the same initial states and control
 
 A closed loop over a large batch is pipelined: the batch is split into one group per thread, each group
 steps on its own thread and asks the policy for its own rows, so one group's Python feedback runs while the
-others' physics does (MuJoCo releases the GIL while it steps).
+others' physics does (MuJoCo releases the GIL while it steps, and so does the compiled muscle controller).
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from rewardloop.sim.scene import CompiledScene
 
 Policy = Callable[[np.ndarray, int, slice], np.ndarray]
 """Closed-loop policy: (state [b, nstate] now, step index, the rows of the batch those b states are) ->
-controls [b, chunk, nu] for the next chunk."""
+controls [b, chunk, nu] for the next chunk (the last chunk may be given only the steps left)."""
 
-Step = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
-"""One rollout call: [b, nstate] states, [b, T, nu] controls -> ([b, T, nstate], [b, T, nsensor])."""
+Step = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
+"""One rollout call into given arrays: ([b, nstate] states, [b, T, nu] controls, [b, T, nstate] state out,
+[b, T, nsensor] sensordata out), all C-contiguous float64."""
 
 
 @dataclass(frozen=True)
@@ -109,14 +110,6 @@ class Simulator:
             raise UserError(f"initial state has {state.shape[1]} entries, the scene needs {self.scene.nstate}")
         return np.ascontiguousarray(state)
 
-    def _step(self, initial: np.ndarray, control: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """One call of mujoco.rollout: [B, nstate], [B, T, nu] -> ([B, T, nstate], [B, T, nsensor])."""
-        state, sensordata = self._pool.rollout(
-            self.model, self._data, initial, np.ascontiguousarray(control, dtype=float),
-            control_spec=mujoco.mjtState.mjSTATE_CTRL, skip_checks=False,
-        )
-        return state, sensordata
-
     def open_loop(self, control: np.ndarray, initial_state: np.ndarray | None = None) -> Rollouts:
         """Roll out control sequences.
 
@@ -128,7 +121,8 @@ class Simulator:
         if control.ndim != 3 or control.shape[2] != self.model.nu:
             raise UserError(f"controls must have shape [B, T, {self.model.nu}], got {control.shape}")
         initial = self._initial(initial_state, control.shape[0])
-        state, sensordata = self._step(initial, control)
+        state, sensordata = self._pool.rollout(self.model, self._data, initial, np.ascontiguousarray(control),
+                                               control_spec=mujoco.mjtState.mjSTATE_CTRL)
         return Rollouts(initial, state, sensordata, control)
 
     def closed_loop(self, policy: Policy, *, batch: int, nstep: int, chunk: int,
@@ -142,38 +136,49 @@ class Simulator:
             raise UserError("nstep and chunk must be positive")
         initial = self._initial(initial_state, batch)
         if self._groups is None or batch < 2 * self.nthread:
-            parts = [self._chunks(policy, initial, slice(0, batch), nstep, chunk, self._step)]
+            step = self._step_into(self._pool, self._data)
+            parts = [self._chunks(policy, initial, slice(0, batch), nstep, chunk, step)]
         else:
             bounds = np.linspace(0, batch, self.nthread + 1).round().astype(int)
             jobs = [self._groups.submit(self._chunks, policy, initial[lo:hi], slice(lo, hi), nstep, chunk,
-                                        self._solo_step(group))
+                                        self._step_into(self._solo[group], [self._data[group]]))
                     for group, (lo, hi) in enumerate(pairwise(bounds))]
             parts = [job.result() for job in jobs]
         state, sensordata, control = (np.concatenate(p, axis=0) for p in zip(*parts, strict=True))
         return Rollouts(initial, state, sensordata, control)
 
-    def _solo_step(self, group: int) -> Step:
-        """`_step` on one thread with that thread's MjData, for one group of a pipelined batch."""
+    def _step_into(self, rollout: mujoco.rollout.Rollout, data: list[mujoco.MjData]) -> Step:
+        """A `Step` on `rollout`'s threads and `data`, without the wrapper's checks and copies (the chunk loop
+        hands it arrays of the right shapes)."""
 
-        def step(initial: np.ndarray, control: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            return self._solo[group].rollout(self.model, [self._data[group]], initial,
-                                             np.ascontiguousarray(control, dtype=float),
-                                             control_spec=mujoco.mjtState.mjSTATE_CTRL)
+        def step(initial: np.ndarray, control: np.ndarray, state: np.ndarray, sensordata: np.ndarray) -> None:
+            rollout.rollout([self.model] * len(initial), data, initial, control, nstep=control.shape[1],
+                            control_spec=mujoco.mjtState.mjSTATE_CTRL, skip_checks=True, state=state,
+                            sensordata=sensordata)
         return step
 
-    @staticmethod
-    def _chunks(policy: Policy, now: np.ndarray, rows: slice, nstep: int, chunk: int,
+    def _chunks(self, policy: Policy, now: np.ndarray, rows: slice, nstep: int, chunk: int,
                 step: Step) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The chunk loop for `rows` from [b, nstate] `now`: -> [b, T, nstate], [b, T, nsensor], [b, T, nu]."""
-        parts = []
-        for start in range(0, nstep, chunk):
-            length = min(chunk, nstep - start)
-            control = np.asarray(policy(now, start, rows), dtype=float)[:, :length]
-            state, sensordata = step(now, control)
-            parts.append((state, sensordata, control))
-            now = np.ascontiguousarray(state[:, -1])
-        state, sensordata, control = (np.concatenate(p, axis=1) for p in zip(*parts, strict=True))
-        return state, sensordata, control
+        """The chunk loop for `rows` from [b, nstate] `now`: -> [b, T, nstate], [b, T, nsensor], [b, T, nu].
+
+        Each chunk writes into its own contiguous block of [blocks, b, chunk, ·] arrays, put in time order once
+        at the end; the last block may run past `nstep` and is cut.
+        """
+        blocks, rowcount = -(-nstep // chunk), now.shape[0]
+        state = np.empty((blocks, rowcount, chunk, self.scene.nstate))
+        sensordata = np.empty((blocks, rowcount, chunk, self.model.nsensordata))
+        control = np.empty((blocks, rowcount, chunk, self.model.nu))
+        for block in range(blocks):
+            given = policy(now, block * chunk, rows)
+            if given.shape[1] < chunk:  # a short last chunk: its last control holds over the steps cut at the end
+                given = given[:, np.minimum(np.arange(chunk), given.shape[1] - 1)]
+            control[block] = given[:, :chunk]
+            step(now, control[block], state[block], sensordata[block])
+            now = np.ascontiguousarray(state[block, :, -1])
+
+        def in_time_order(blocked: np.ndarray) -> np.ndarray:
+            return blocked.transpose(1, 0, 2, 3).reshape(rowcount, blocks * chunk, -1)[:, :nstep]
+        return in_time_order(state), in_time_order(sensordata), in_time_order(control)
 
 
 def zero_controls(scene: CompiledScene, batch: int, nstep: int) -> np.ndarray:
