@@ -201,7 +201,6 @@ class MuscleParams(NamedTuple):
             peak, optimal, prm[:, 0], lr[:, 0], prm[:, 4], prm[:, 5], prm[:, 6], prm[:, 7], prm[:, 8],
             dyn[:, 0], dyn[:, 1])))
 
-
     def table(self) -> np.ndarray:
         """[11, M] the fields stacked in order, for compiled kernels (rows named by `_PEAK` … `_TAU_DEACT`)."""
         return np.stack(self)
@@ -277,13 +276,7 @@ def _excite(state: np.ndarray, target: np.ndarray, joint_index: np.ndarray,
     joint_index: [2, J] state index of each posture joint's angle and rate. muscle_index: [2, M] state index of
     each muscle's activation and its actuator index. joints, coef, centre, half: the `LengthMap`.
     p: [11, M] `MuscleParams.table()`. gains: kp, kd, error_scale, min_involvement, interval_s.
-
-    Per muscle: desired force (fraction of peak) = kp · (stretch + kd · lengthening velocity) / L0 ×
-    (floor + involvement), involvement = Σ|moment arm|·|joint error| / (Σ|moment arm| · error scale) ≤ 1;
-    the wanted activation then inverts force = FL·FV · activation + passive, and the excitation reaches it
-    after one controller interval through MuJoCo's activation dynamics.
     """
-    kp, kd, error_scale, floor, interval = gains[0], gains[1], gains[2], gains[3], gains[4]
     width = joints.shape[1]
     z, slope, per_half = np.empty(width), np.empty(width), 1.0 / half
     for b in range(state.shape[0]):
@@ -303,13 +296,27 @@ def _excite(state: np.ndarray, target: np.ndarray, joint_index: np.ndarray,
                 velocity += arm * rate[j]
                 weighted += abs(arm) * error[j]
                 arms += abs(arm)
-            involvement = min(weighted / (max(arms, 1e-9) * error_scale), 1.0)
-            drive = (length - target_length + kd * velocity) / p[_OPTIMAL, m]
-            force = min(max(kp * drive * (floor + involvement), 0.0), 1.0)
-            norm_len, norm_vel = normalised(length, velocity, p, m)
-            active = max(active_curve(norm_len, norm_vel, p[_LMIN, m], p[_LMAX, m], p[_FVMAX, m]), 0.05)
-            passive = passive_curve(norm_len, p[_LMAX, m], p[_FPMAX, m])
-            wanted = min(max((force - passive) / active, 0.0), 1.0)
-            act = min(max(state[b, muscle_index[0, m]], 0.0), 1.0)
-            tau = p[_TAU_ACT, m] * (0.5 + 1.5 * act) if wanted > act else p[_TAU_DEACT, m] / (0.5 + 1.5 * act)
-            out[b, muscle_index[1, m]] = min(max(act + tau * (wanted - act) / interval, 0.0), 1.0)
+            involvement = min(weighted / (max(arms, 1e-9) * gains[2]), 1.0)
+            out[b, muscle_index[1, m]] = _excitation(length, target_length, velocity, involvement,
+                                                     state[b, muscle_index[0, m]], p, m, gains)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _excitation(length: float, target_length: float, velocity: float, involvement: float, activation: float,
+                p: np.ndarray, m: int, gains: np.ndarray) -> float:
+    """Muscle m's excitation in [0, 1] from its length, target length (m), lengthening velocity (m/s),
+    involvement (its |moment arm|-weighted joint error over the error scale, at most 1) and activation now.
+
+    Desired force (fraction of peak) = kp · (stretch + kd · velocity) / L0 × (floor + involvement); the wanted
+    activation inverts force = FL·FV · activation + passive, and the excitation reaches it after one
+    controller interval through MuJoCo's activation dynamics.
+    """
+    kp, kd, floor, interval = gains[0], gains[1], gains[3], gains[4]
+    drive = (length - target_length + kd * velocity) / p[_OPTIMAL, m]
+    force = min(max(kp * drive * (floor + involvement), 0.0), 1.0)
+    norm_len, norm_vel = normalised(length, velocity, p, m)
+    active = max(active_curve(norm_len, norm_vel, p[_LMIN, m], p[_LMAX, m], p[_FVMAX, m]), 0.05)
+    wanted = min(max((force - passive_curve(norm_len, p[_LMAX, m], p[_FPMAX, m])) / active, 0.0), 1.0)
+    act = min(max(activation, 0.0), 1.0)
+    tau = p[_TAU_ACT, m] * (0.5 + 1.5 * act) if wanted > act else p[_TAU_DEACT, m] / (0.5 + 1.5 * act)
+    return min(max(act + tau * (wanted - act) / interval, 0.0), 1.0)
