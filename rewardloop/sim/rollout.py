@@ -169,7 +169,7 @@ class Simulator:
         sensordata = np.empty((blocks, rowcount, chunk, self.model.nsensordata))
         control = np.empty((blocks, rowcount, chunk, self.model.nu))
         for block in range(blocks):
-            given = policy(now, block * chunk, rows)
+            given = np.asarray(policy(now, block * chunk, rows), dtype=float)
             if given.shape[1] < chunk:  # a short last chunk: its last control holds over the steps cut at the end
                 given = given[:, np.minimum(np.arange(chunk), given.shape[1] - 1)]
             control[block] = given[:, :chunk]
