@@ -112,12 +112,13 @@ def test_length_map_matches_posed_body(myolegs_flat):
     soleus = [myolegs_flat.model.actuator(int(a)).name for a in myolegs_flat.layout.muscles].index("soleus_r")
     assert {space.names[j] for j in np.flatnonzero(crosses[soleus])} == {"ankle_angle_r", "subtalar_angle_r"}
     # the controller's moment arms (the polynomial's own slope) equal central differences of its lengths
-    z, slope, h = np.array([0.3, -0.2, 0.5, 0.1]), np.empty(4), 1e-6
+    width = lengths.joints.shape[1]  # 4 on myolegs
+    z, slope, h = np.linspace(-0.3, 0.5, width), np.empty(width), 1e-6
     for m in (0, 6, 33):  # adductor brevis, biceps femoris long head (hip and knee), soleus
         _muscle_length(lengths.coef[m], z, slope)
-        for k in range(4):
-            step = np.eye(4)[k] * h
-            up, down = (_muscle_length(lengths.coef[m], z + d, np.empty(4)) for d in (step, -step))
+        for k in range(width):
+            step = np.eye(width)[k] * h
+            up, down = (_muscle_length(lengths.coef[m], z + d, np.empty(width)) for d in (step, -step))
             assert np.isclose(slope[k], (up - down) / (2 * h), atol=1e-7)
 
 
