@@ -6,6 +6,7 @@ import mujoco
 import numpy as np
 import pytest
 
+from rewardloop.errors import UserError
 from rewardloop.sim.bodies import SIDES
 from rewardloop.sim.features import FEATURES, reference_table
 from rewardloop.sim.rollout import Rollouts, Simulator, random_controls
@@ -117,6 +118,12 @@ def test_closed_loop_in_chunks_matches_open_loop(humanoid_flat):
     for chunked in (pipelined.state, single.state):  # only the solver warm start differs from open loop
         np.testing.assert_allclose(chunked, whole.state[: len(chunked)], atol=1e-6)
     np.testing.assert_allclose(seen[2, 7], whole.state[2:, 6])
+
+
+def test_closed_loop_refuses_a_policy_giving_too_few_steps(humanoid_flat):
+    with Simulator(humanoid_flat, nthread=1) as sim, pytest.raises(UserError, match="chunk of 5 steps"):
+        sim.closed_loop(lambda state, t, rows: np.zeros((len(state), 2, humanoid_flat.model.nu)),
+                        batch=1, nstep=10, chunk=5)
 
 
 def test_saved_rollouts_round_trip(tmp_path, humanoid_flat):

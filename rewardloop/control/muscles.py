@@ -69,8 +69,9 @@ class LengthMap:
         used = np.arange(width) < count[:, None]  # [M, K]
         z = self._normalised(postures)[:, self.joints] * used  # [N, M, K], 0 on padding
         self.coef = np.zeros((len(count), _term_count(width)))  # [M, T]
-        for m in range(len(count)):  # padding columns are all zero, so least squares leaves their terms at 0
+        for m in range(len(count)):
             self.coef[m], *_ = np.linalg.lstsq(_cubic_basis(z[:, m]), lengths[:, m], rcond=None)
+            self.coef[m] *= _cubic_basis(used[m : m + 1].astype(float))[0]  # exactly 0 on terms with padding
 
     def _normalised(self, q: np.ndarray) -> np.ndarray:
         """[N, J] postures (rad) -> [N, J] z in [-1, 1] within the joint limits."""
@@ -171,7 +172,7 @@ def _posture_columns(model: mujoco.MjModel, space: PostureSpace, leader_of: dict
 
 
 class MuscleParams(NamedTuple):
-    """MuJoCo muscle parameters of each muscle, as [M] arrays (a named tuple, so compiled kernels read it)."""
+    """MuJoCo muscle parameters of each muscle, as [M] arrays; compiled kernels read them stacked (`table`)."""
 
     peak: np.ndarray
     """Peak isometric force (N)."""

@@ -3,8 +3,8 @@
 A plan is a [S, H, J] array of targets per step. What a target means depends on the plant:
 - `PosturePD` (torque bodies): target joint postures; the PD law runs inside MuJoCo for the samples and in
   NumPy on the body's own motors for the executed motion.
-- `PostureMuscle` (muscle bodies): target joint postures; the muscle controller updates excitations every
-  few milliseconds, vectorized over the samples.
+- `PostureMuscle` (muscle bodies): target joint postures; the compiled muscle controller updates the
+  excitations of a whole group of samples every few milliseconds.
 - `RawControls` (the predictive-sampling baseline): the actuator controls themselves.
 Only the planner's rollouts may use a coarser timestep; `execute` always steps the body's own model.
 """

@@ -108,7 +108,7 @@ class Simulator:
         state = np.broadcast_to(state, (batch, state.shape[-1]))
         if state.shape[1] != self.scene.nstate:
             raise UserError(f"initial state has {state.shape[1]} entries, the scene needs {self.scene.nstate}")
-        return np.ascontiguousarray(state)
+        return np.array(state, order="C")  # a writable copy, also of a broadcast single state
 
     def open_loop(self, control: np.ndarray, initial_state: np.ndarray | None = None) -> Rollouts:
         """Roll out control sequences.
@@ -170,6 +170,9 @@ class Simulator:
         control = np.empty((blocks, rowcount, chunk, self.model.nu))
         for block in range(blocks):
             given = np.asarray(policy(now, block * chunk, rows), dtype=float)
+            if given.ndim != 3 or given.shape[1] < min(chunk, nstep - block * chunk):
+                raise UserError(f"a closed-loop policy returned controls of shape {given.shape} for a chunk of "
+                                f"{min(chunk, nstep - block * chunk)} steps")
             if given.shape[1] < chunk:  # a short last chunk: its last control holds over the steps cut at the end
                 given = given[:, np.minimum(np.arange(chunk), given.shape[1] - 1)]
             control[block] = given[:, :chunk]
