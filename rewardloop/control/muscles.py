@@ -121,10 +121,17 @@ def _lengths(q: np.ndarray, joints: np.ndarray, coef: np.ndarray, centre: np.nda
     for b in range(q.shape[0]):
         normal = (q[b] - centre) / half
         for m in range(joints.shape[0]):
-            for k in range(joints.shape[1]):
-                z[k] = normal[joints[m, k]]
-            out[b, m] = _muscle_length(coef[m], z, slope)
+            out[b, m] = _length_at(normal, joints[m], coef[m], z, slope)
     return out
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _length_at(normal: np.ndarray, joints: np.ndarray, coef: np.ndarray, z: np.ndarray, slope: np.ndarray) -> float:
+    """One muscle's length from [J] normalised angles of the whole posture, its [K] joints and [T] coefficients;
+    z and slope [K] are scratch (slope holds ∂L/∂z afterwards)."""
+    for k in range(joints.shape[0]):
+        z[k] = normal[joints[k]]
+    return _muscle_length(coef, z, slope)
 
 
 def measure_lengths(scene: CompiledScene, space: PostureSpace, postures: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -278,18 +285,14 @@ def _excite(state: np.ndarray, target: np.ndarray, joint_index: np.ndarray,
     each muscle's activation and its actuator index. joints, coef, centre, half: the `LengthMap`.
     p: [11, M] `MuscleParams.table()`. gains: kp, kd, error_scale, min_involvement, interval_s.
     """
-    width = joints.shape[1]
+    width, error_scale = joints.shape[1], gains[2]
     z, slope, per_half = np.empty(width), np.empty(width), 1.0 / half
     for b in range(state.shape[0]):
         angle, rate = state[b, joint_index[0]], state[b, joint_index[1]]  # [J] each
         normal, goal, error = (angle - centre) * per_half, (target[b] - centre) * per_half, np.abs(target[b] - angle)
         for m in range(joints.shape[0]):
-            for k in range(width):
-                z[k] = goal[joints[m, k]]
-            target_length = _muscle_length(coef[m], z, slope)
-            for k in range(width):
-                z[k] = normal[joints[m, k]]
-            length = _muscle_length(coef[m], z, slope)
+            target_length = _length_at(goal, joints[m], coef[m], z, slope)
+            length = _length_at(normal, joints[m], coef[m], z, slope)  # slope now at the current posture
             velocity = weighted = arms = 0.0
             for k in range(width):
                 j = joints[m, k]
@@ -297,7 +300,7 @@ def _excite(state: np.ndarray, target: np.ndarray, joint_index: np.ndarray,
                 velocity += arm * rate[j]
                 weighted += abs(arm) * error[j]
                 arms += abs(arm)
-            involvement = min(weighted / (max(arms, 1e-9) * gains[2]), 1.0)
+            involvement = min(weighted / (max(arms, 1e-9) * error_scale), 1.0)
             out[b, muscle_index[1, m]] = _excitation(length, target_length, velocity, involvement,
                                                      state[b, muscle_index[0, m]], p, m, gains)
 
