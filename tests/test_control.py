@@ -21,7 +21,7 @@ from rewardloop.control.muscles import (
     passive_curve,
 )
 from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig, optimize
-from rewardloop.control.plants import PosturePD
+from rewardloop.control.plants import PostureMuscle, PosturePD
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardEval
@@ -182,6 +182,14 @@ def test_muscle_planner_is_deterministic_with_pipelined_threads(myolegs_flat):
                      seed=1).rollouts.state for n in (2, 2, 1)]
     np.testing.assert_array_equal(runs[0], runs[1])
     np.testing.assert_array_equal(runs[0], runs[2])
+
+def test_muscle_controller_interval_must_be_whole_physics_steps(myolegs_flat):
+    """Planner rollouts and the executed motion must update the muscle controller at the same rate."""
+    PostureMuscle(myolegs_flat, MuscleGains(interval_s=0.008), planning_dt=0.004)  # 2 and 4 steps per update
+    for interval, planning_dt in [(0.006, 0.004), (0.004, 0.01), (0.003, None)]:
+        with pytest.raises(UserError, match="whole number of physics steps"):
+            PostureMuscle(myolegs_flat, MuscleGains(interval_s=interval), planning_dt=planning_dt)
+
 
 def test_predictive_sampling_baseline_runs(humanoid_flat):
     seen = []

@@ -18,6 +18,7 @@ import numpy as np
 
 from rewardloop.control.lowlevel import PDController, PDGains, PostureSpace, pd_model, posture_space
 from rewardloop.control.muscles import MuscleController, MuscleGains
+from rewardloop.errors import UserError
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import CompiledScene
 
@@ -76,6 +77,16 @@ class PosturePD:
                                batch=1, nstep=targets.shape[1], chunk=1, initial_state=state)
 
 
+def _steps_per_update(interval_s: float, dt: float) -> int:
+    """Physics steps of `dt` per muscle-controller update. The interval must be a whole number of them, or
+    the planner's rollouts and the executed motion would update the controller at different rates."""
+    steps = round(interval_s / dt)
+    if steps < 1 or abs(steps * dt - interval_s) > 1e-9:
+        raise UserError(f"the muscle controller interval ({interval_s * 1e3:g} ms) must be a whole number of "
+                        f"physics steps ({dt * 1e3:g} ms); pick a planning_dt that divides it")
+    return steps
+
+
 class PostureMuscle:
     """Target postures through the MPC² muscle controller."""
 
@@ -85,12 +96,14 @@ class PostureMuscle:
         self.space: PostureSpace = self.controller.space
         self.low, self.high = self.space.low, self.space.high
         self.planner_scene = _coarse(scene, planning_dt)
+        for dt in (scene.dt, self.planner_scene.dt):
+            _steps_per_update(gains.interval_s, dt)
 
     def start(self, state: np.ndarray) -> np.ndarray:
         return np.clip(self.space.read(state, self.scene.model)[0], self.low, self.high)
 
     def _run(self, sim: Simulator, state: np.ndarray, targets: np.ndarray) -> Rollouts:
-        chunk = max(1, round(self.gains.interval_s / sim.scene.dt))
+        chunk = _steps_per_update(self.gains.interval_s, sim.scene.dt)
 
         def policy(now: np.ndarray, step: int, rows: slice) -> np.ndarray:
             return np.repeat(self.controller(now, targets[rows, step])[:, None], chunk, axis=1)
