@@ -21,3 +21,13 @@ def test_control_benchmark_runs_every_seed_and_writes_json(tmp_path):
     assert summary["seeds"] == [0, 1] and summary["falls"] == 0
     for row in figures["results"]:
         assert row["efficiency"] > 0 and row["wall_s"] > 0 and not row["fell"]
+
+
+def test_fidelity_benchmark_agrees_perfectly_with_the_bodys_own_step(tmp_path):
+    out = tmp_path / "fidelity.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_fidelity.py"), "--body", "myolegs",
+                    "--settings", "0.002:0.008", "0.004:0.008", "--times", "0", "--json", str(out)],
+                   check=True, timeout=300, capture_output=True)
+    same, coarse = json.loads(out.read_text())["rows"]
+    assert same["planning_dt"] == 0.002 and same["spearman"] == 1.0 and same["top_shared"] == same["top"]
+    assert coarse["planning_dt"] == 0.004 and -1.0 <= coarse["spearman"] < 1.0
