@@ -26,7 +26,7 @@ import numpy as np
 
 from rewardloop.control.defaults import default_config
 from rewardloop.control.mpc import interpolate
-from rewardloop.control.optimizer import OPTIMIZERS, PlannerConfig, make_plant
+from rewardloop.control.optimizer import PlannerConfig, make_plant
 from rewardloop.reward import load_reward
 from rewardloop.reward.base import RewardFunction
 from rewardloop.reward.canonical import canonical
@@ -42,7 +42,7 @@ def _planner(base: PlannerConfig, planning_dt: float | None, interval_s: float) 
 def scores(scene: CompiledScene, planner: PlannerConfig, reward: RewardFunction, state: np.ndarray,
            knots: np.ndarray) -> np.ndarray:
     """[S] mean reward per step of [S, K, J] knot plans rolled out from `state` on the planner's model."""
-    plant = make_plant(scene, OPTIMIZERS["mppi"].space, planner)
+    plant = make_plant(scene, "posture", planner)
     inner = plant.planner_scene
     times = np.arange(max(1, round(planner.horizon_s / inner.dt))) * inner.dt
     with Simulator(inner) as sim:
@@ -73,11 +73,11 @@ def measure(scene: CompiledScene, reward: RewardFunction, settings: list[tuple[f
     base = default_config(scene).planner
     rng = np.random.default_rng(seed)
     rows: list[dict[str, Any]] = []
+    plant = make_plant(scene, "posture", base)
+    top = max(1, int(np.ceil(0.1 * base.samples)))
     for state_time, state in zip(times, probe_states(scene, base, rng, times), strict=True):
-        plant = make_plant(scene, "posture", base)
         noise = rng.standard_normal((base.samples, base.knots, len(plant.low))) * base.noise * (plant.high - plant.low)
         knots = np.clip(plant.start(state)[None, None] + noise, plant.low, plant.high)
-        top = max(1, int(np.ceil(0.1 * base.samples)))
         for planning_dt, interval in settings:
             truth = scores(scene, _planner(base, None, interval), reward, state, knots)
             model = scores(scene, _planner(base, planning_dt, interval), reward, state, knots)

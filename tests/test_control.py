@@ -183,6 +183,7 @@ def test_muscle_planner_is_deterministic_with_pipelined_threads(myolegs_flat):
     np.testing.assert_array_equal(runs[0], runs[1])
     np.testing.assert_array_equal(runs[0], runs[2])
 
+
 def test_muscle_controller_interval_must_be_whole_physics_steps(myolegs_flat):
     """Planner rollouts and the executed motion must update the muscle controller at the same rate."""
     PostureMuscle(myolegs_flat, MuscleGains(interval_s=0.008), planning_dt=0.004)  # 2 and 4 steps per update
