@@ -174,7 +174,6 @@ def test_optimize_is_deterministic_and_saves(humanoid_flat, tmp_path):
     assert loaded.metrics == a.metrics and loaded.term_stats == a.term_stats
 
 
-
 def test_muscle_planner_is_deterministic_with_pipelined_threads(myolegs_flat):
     """The muscle plant's sampled rollouts are split across threads; the result does not depend on how."""
     planner = dataclasses.replace(TINY, planning_dt=0.004)

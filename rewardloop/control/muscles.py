@@ -12,6 +12,7 @@ The controller runs every few milliseconds of every sampled rollout, so it is on
 the batch (`_excite`, about 0.1 ms for 16 samples × 80 muscles) that releases the GIL: in a pipelined closed
 loop one thread's controller runs while the other thread's physics steps, and neither waits for the other.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
