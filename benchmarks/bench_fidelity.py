@@ -27,6 +27,7 @@ import numpy as np
 from rewardloop.control.defaults import default_config
 from rewardloop.control.mpc import interpolate
 from rewardloop.control.optimizer import PlannerConfig, make_plant
+from rewardloop.errors import run_script
 from rewardloop.reward import load_reward
 from rewardloop.reward.base import RewardFunction
 from rewardloop.reward.canonical import canonical
@@ -123,4 +124,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "bench_fidelity")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from rewardloop.errors import run_script
 from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.rollout import Simulator, random_controls
@@ -48,4 +49,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "bench_reward")

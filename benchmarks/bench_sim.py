@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from rewardloop.errors import run_script
 from rewardloop.sim.bodies import BODIES
 from rewardloop.sim.measure import batched_steps_per_second, python_steps_per_second
 from rewardloop.sim.scene import Scene, compile_scene
@@ -37,4 +38,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main, "bench_sim")

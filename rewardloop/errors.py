@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import sys
+from collections.abc import Callable, Iterable
 
 
 class UserError(ValueError):
@@ -12,3 +13,12 @@ class UserError(ValueError):
 def unknown_name(kind: str, name: str, valid: Iterable[str]) -> UserError:
     """An error for an unknown registry name that lists the valid choices."""
     return UserError(f"unknown {kind} {name!r}; choose one of: {', '.join(sorted(valid))}")
+
+
+def run_script(main: Callable[[], object], prog: str) -> None:
+    """Run a script's `main`; a UserError ends it with one line on stderr and exit code 2, as the CLI does."""
+    try:
+        main()
+    except UserError as error:
+        sys.stderr.write(f"{prog}: error: {error}\n")
+        sys.exit(2)

@@ -31,3 +31,11 @@ def test_fidelity_benchmark_agrees_perfectly_with_the_bodys_own_step(tmp_path):
     same, coarse = json.loads(out.read_text())["rows"]
     assert same["planning_dt"] == 0.002 and same["spearman"] == 1.0 and same["top_shared"] == same["top"]
     assert coarse["planning_dt"] == 0.004 and -1.0 <= coarse["spearman"] < 1.0
+
+
+def test_benchmark_bad_input_is_one_line_and_exit_code_2():
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_control.py"), "--bodies", "robot",
+                             "--samples", "8", "--duration", "0.05"], timeout=120, capture_output=True, text=True)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "bench_control: error: unknown body 'robot'; choose one of: humanoid, myofullbody, myolegs"]
