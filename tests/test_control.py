@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from rewardloop.control.defaults import BODY_PLANNERS, default_config, planner_for
 from rewardloop.control.lowlevel import PDController, PDGains, pd_model, posture_space
 from rewardloop.control.mpc import RecedingHorizon, interpolate, mppi_update, shift
 from rewardloop.control.muscles import (
@@ -27,6 +28,8 @@ from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardEval
 from rewardloop.sim.features import Features
 from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import Scene, compile_scene
+from rewardloop.sim.terrain import Terrain
 
 TINY = PlannerConfig(samples=8, horizon_s=0.1, replan_every=4, planning_dt=0.01, knots=3, iterations=1)
 
@@ -211,3 +214,11 @@ def test_bad_optimizer_config():
         OptimizerConfig(kind="ilqg")  # type: ignore[arg-type]
     with pytest.raises(UserError):
         OptimizerConfig(duration_s=-1)
+
+
+def test_humanoid_replans_less_often_on_rough_ground(humanoid_flat):
+    rough = compile_scene(Scene("humanoid", Terrain("rough")))
+    flat_config, rough_config = default_config(humanoid_flat), default_config(rough, samples=16)
+    assert flat_config.planner == BODY_PLANNERS["torque"]
+    assert rough_config.planner.replan_every == 3 and rough_config.planner.samples == 16
+    assert planner_for("muscle", "rough") == BODY_PLANNERS["muscle"]

@@ -51,7 +51,8 @@ class RunConfig:
     """Rollout length (s); None uses the task's."""
     optimizer: OptimizerConfig | None = None
     """The controller optimizer (its duration_s is replaced by the rollout length); None uses the planner
-    tuned for the body's actuators (rewardloop.control.defaults.BODY_PLANNERS), one thread per worker."""
+    tuned for the body's actuators and the ground (rewardloop.control.defaults.planner_for), one thread per
+    worker."""
     render: RenderConfig = field(default_factory=RenderConfig)
     """Video settings of each candidate."""
     candidate_timeout_s: float | None = None

@@ -394,11 +394,12 @@ class _Loop:
 
 
 def _body_optimizer(task: Task) -> OptimizerConfig:
-    """MPPI with the planner tuned for the task's body, one thread (candidates run in parallel instead)."""
-    from rewardloop.control.defaults import BODY_PLANNERS
+    """MPPI with the planner tuned for the task's body and ground, one thread (candidates run in parallel)."""
+    from rewardloop.control.defaults import planner_for
     from rewardloop.sim.bodies import get_body
 
-    return OptimizerConfig(planner=BODY_PLANNERS[get_body(task.scene.body).actuator_kind], nthread=1)
+    planner = planner_for(get_body(task.scene.body).actuator_kind, task.scene.terrain.kind)
+    return OptimizerConfig(planner=planner, nthread=1)
 
 
 def _fmt(value: float | None) -> str:
