@@ -25,7 +25,7 @@ BODY_PLANNERS: dict[str, PlannerConfig] = {
 TERRAIN_PLANNERS: dict[tuple[str, str], dict[str, Any]] = {
     # Heightfield contacts make a humanoid step 1.6x dearer on rough ground. Replanning every 15 ms instead of
     # 10 ms keeps a 10-s rollout within 90 s on 2 cores and walks as far: seeds 0-2 went 7.8, 7.2, 8.9 m (falling
-    # at 3.9 and 6.8 s) in 69-76 s, against 7.1, 7.6, 8.6 m (all falling, at 6.4-9.3 s) in 113-115 s that day.
+    # at 3.9 and 6.8 s) in 67-74 s, against 7.1, 7.6, 8.6 m (all falling, at 6.4-9.3 s) in 113-115 s that day.
     ("torque", "rough"): {"replan_every": 3},
 }
 """(actuator kind, terrain kind) -> changes to BODY_PLANNERS for that ground."""
