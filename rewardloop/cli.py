@@ -9,9 +9,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from rewardloop.cli_base import Handler, positive_number, scene_arguments, scene_from_args, writable_directory
-from rewardloop.errors import UserError
-
-EXIT_USAGE = 2
+from rewardloop.errors import EXIT_USAGE, UserError
 
 
 class _Parser(argparse.ArgumentParser):

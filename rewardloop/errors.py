@@ -5,6 +5,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 
+EXIT_USAGE = 2
+"""Exit code for bad input, from the CLI and the scripts alike (argparse's own)."""
+
 
 class UserError(ValueError):
     """Bad input from a user: an unknown name, a bad parameter, a malformed file."""
@@ -21,4 +24,4 @@ def run_script(main: Callable[[], object], prog: str) -> None:
         main()
     except UserError as error:
         sys.stderr.write(f"{prog}: error: {error}\n")
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
