@@ -106,23 +106,27 @@ def test_closed_loop_in_chunks_matches_open_loop(humanoid_flat):
     control = random_controls(humanoid_flat, 4, 60, seed=3)
     with Simulator(humanoid_flat, nthread=2) as sim:
         whole = sim.open_loop(control)
-        seen = {}
+        seen, sensors = {}, {}
 
-        def policy(state, t, rows):
+        def policy(state, sensed, t, rows):
             seen[rows.start, t] = state.copy()
+            sensors[rows.start, t] = sensed.copy()
             return control[rows, t : t + 7]
 
         pipelined = sim.closed_loop(policy, batch=4, nstep=60, chunk=7)  # two groups of two rows, one per thread
-        single = sim.closed_loop(lambda state, t, rows: control[rows, t : t + 7], batch=1, nstep=60, chunk=7)
+        single = sim.closed_loop(lambda state, sensed, t, rows: control[rows, t : t + 7], batch=1, nstep=60, chunk=7)
     assert sorted(seen) == [(start, t) for start in (0, 2) for t in range(0, 60, 7)]  # ceil(60 / 7) chunks each
     for chunked in (pipelined.state, single.state):  # only the solver warm start differs from open loop
         np.testing.assert_allclose(chunked, whole.state[: len(chunked)], atol=1e-6)
     np.testing.assert_allclose(seen[2, 7], whole.state[2:, 6])
+    np.testing.assert_allclose(sensors[2, 7], whole.sensordata[2:, 6])  # sensed during the chunk's last step
+    adr, dim = humanoid_flat.layout.sensors["com_pos"]  # positions do not depend on the controls being applied
+    np.testing.assert_allclose(sensors[0, 0][:, adr : adr + dim], whole.sensordata[:2, 0, adr : adr + dim])
 
 
 def test_closed_loop_refuses_a_policy_giving_too_few_steps(humanoid_flat):
     with Simulator(humanoid_flat, nthread=1) as sim, pytest.raises(UserError, match="chunk of 5 steps"):
-        sim.closed_loop(lambda state, t, rows: np.zeros((len(state), 2, humanoid_flat.model.nu)),
+        sim.closed_loop(lambda state, sensed, t, rows: np.zeros((len(state), 2, humanoid_flat.model.nu)),
                         batch=1, nstep=10, chunk=5)
 
 

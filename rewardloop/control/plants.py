@@ -73,7 +73,7 @@ class PosturePD:
         return sim.open_loop(targets, initial_state=state)
 
     def execute(self, sim: Simulator, state: np.ndarray, targets: np.ndarray) -> Rollouts:
-        return sim.closed_loop(lambda now, step, rows: self.controller(now, targets[rows, step])[:, None],
+        return sim.closed_loop(lambda now, sensed, step, rows: self.controller(now, targets[rows, step])[:, None],
                                batch=1, nstep=targets.shape[1], chunk=1, initial_state=state)
 
 
@@ -105,7 +105,7 @@ class PostureMuscle:
     def _run(self, sim: Simulator, state: np.ndarray, targets: np.ndarray) -> Rollouts:
         chunk = _steps_per_update(self.gains.interval_s, sim.scene.dt)
 
-        def policy(now: np.ndarray, step: int, rows: slice) -> np.ndarray:
+        def policy(now: np.ndarray, sensed: np.ndarray, step: int, rows: slice) -> np.ndarray:
             return np.repeat(self.controller(now, targets[rows, step])[:, None], chunk, axis=1)
 
         return sim.closed_loop(policy, batch=targets.shape[0], nstep=targets.shape[1], chunk=chunk,

@@ -25,9 +25,11 @@ from rewardloop.errors import UserError
 from rewardloop.sim.features import Features, compute_features
 from rewardloop.sim.scene import CompiledScene
 
-Policy = Callable[[np.ndarray, int, slice], np.ndarray]
-"""Closed-loop policy: (state [b, nstate] now, step index, the rows of the batch those b states are) ->
-controls [b, chunk, nu] for the next chunk (the last chunk may be given only the steps left)."""
+Feedback = Callable[[np.ndarray, np.ndarray, int, slice], np.ndarray]
+"""Closed-loop feedback: (state [b, nstate] now, sensors [b, nsensor] of the latest step, step index, the rows of
+the batch those b states are) -> controls [b, chunk, nu] for the next chunk (the last chunk may be given only the
+steps left). The sensors describe the state one physics step before `state` (MuJoCo computes them before it
+integrates); before the first step they describe the initial state itself."""
 
 Step = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], None]
 """One rollout call into given arrays: ([b, nstate] states, [b, T, nu] controls, [b, T, nstate] state out,
@@ -125,7 +127,7 @@ class Simulator:
                                                control_spec=mujoco.mjtState.mjSTATE_CTRL)
         return Rollouts(initial, state, sensordata, control)
 
-    def closed_loop(self, policy: Policy, *, batch: int, nstep: int, chunk: int,
+    def closed_loop(self, policy: Feedback, *, batch: int, nstep: int, chunk: int,
                     initial_state: np.ndarray | None = None) -> Rollouts:
         """Step a batch in chunks, asking `policy` for the next chunk's controls from the current state.
 
@@ -147,6 +149,17 @@ class Simulator:
         state, sensordata, control = (np.concatenate(p, axis=0) for p in zip(*parts, strict=True))
         return Rollouts(initial, state, sensordata, control)
 
+    def sense(self, states: np.ndarray) -> np.ndarray:
+        """[b, nstate] states -> [b, nsensor] their sensor readings (one forward pass per distinct state)."""
+        data = mujoco.MjData(self.model)
+        unique, inverse = np.unique(states, axis=0, return_inverse=True)
+        readings = np.empty((len(unique), self.model.nsensordata))
+        for row, state in enumerate(unique):
+            mujoco.mj_setState(self.model, data, state, mujoco.mjtState.mjSTATE_FULLPHYSICS)
+            mujoco.mj_forward(self.model, data)
+            readings[row] = data.sensordata
+        return readings[inverse.ravel()]
+
     def _step_into(self, rollout: mujoco.rollout.Rollout, data: list[mujoco.MjData]) -> Step:
         """A `Step` on `rollout`'s threads and `data`, without the wrapper's checks and copies (the chunk loop
         hands it arrays of the right shapes)."""
@@ -157,7 +170,7 @@ class Simulator:
                             sensordata=sensordata)
         return step
 
-    def _chunks(self, policy: Policy, now: np.ndarray, rows: slice, nstep: int, chunk: int,
+    def _chunks(self, policy: Feedback, now: np.ndarray, rows: slice, nstep: int, chunk: int,
                 step: Step) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The chunk loop for `rows` from [b, nstate] `now`: -> [b, T, nstate], [b, T, nsensor], [b, T, nu].
 
@@ -168,8 +181,9 @@ class Simulator:
         state = np.empty((blocks, rowcount, chunk, self.scene.nstate))
         sensordata = np.empty((blocks, rowcount, chunk, self.model.nsensordata))
         control = np.empty((blocks, rowcount, chunk, self.model.nu))
+        sensed = self.sense(now)
         for block in range(blocks):
-            given = np.asarray(policy(now, block * chunk, rows), dtype=float)
+            given = np.asarray(policy(now, sensed, block * chunk, rows), dtype=float)
             if given.ndim != 3 or given.shape[1] < min(chunk, nstep - block * chunk):
                 raise UserError(f"a closed-loop policy returned controls of shape {given.shape} for a chunk of "
                                 f"{min(chunk, nstep - block * chunk)} steps")
@@ -177,7 +191,7 @@ class Simulator:
                 given = given[:, np.minimum(np.arange(chunk), given.shape[1] - 1)]
             control[block] = given[:, :chunk]
             step(now, control[block], state[block], sensordata[block])
-            now = np.ascontiguousarray(state[block, :, -1])
+            now, sensed = np.ascontiguousarray(state[block, :, -1]), sensordata[block, :, -1]
 
         def in_time_order(blocked: np.ndarray) -> np.ndarray:
             return blocked.transpose(1, 0, 2, 3).reshape(rowcount, blocks * chunk, -1)[:, :nstep]

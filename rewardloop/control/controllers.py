@@ -1,0 +1,194 @@
+"""Structured controllers: feedback policies with a documented parameter vector, run for a whole batch.
+
+A controller maps each trajectory's state and latest sensor readings, its own memory (the gait phase, the
+stance leg) and its parameter vector to actuator controls for the next few physics steps. Every parameter has
+bounds, a default, a unit and a meaning, so a policy search can move within the bounds and a person can read
+what it found. The per-step work is one compiled kernel over the batch; `run_controller` drives it inside a
+closed-loop batched rollout.
+
+    controller = make_controller("gait_machine", scene)
+    rollouts = run_controller(sim, controller, controller.space.default[None], nstep=2000)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from rewardloop.errors import UserError, unknown_name
+from rewardloop.sim.rollout import Rollouts, Simulator
+from rewardloop.sim.scene import CompiledScene
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One entry of a controller's parameter vector."""
+
+    name: str
+    low: float
+    high: float
+    default: float
+    unit: str
+    """SI unit, or '-' for a ratio or a relative gain."""
+    meaning: str
+    """What it sets, in a sentence."""
+
+
+@dataclass(frozen=True)
+class ParameterSpace:
+    """A controller's parameters in order, with vectors of their bounds and defaults."""
+
+    parameters: tuple[Parameter, ...]
+
+    def __post_init__(self) -> None:
+        for p in self.parameters:
+            if not p.low <= p.default <= p.high:
+                raise ValueError(f"parameter {p.name}: default {p.default} outside [{p.low}, {p.high}]")
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parameters)
+
+    @property
+    def size(self) -> int:
+        return len(self.parameters)
+
+    @property
+    def low(self) -> np.ndarray:
+        """[P] lower bounds."""
+        return np.array([p.low for p in self.parameters])
+
+    @property
+    def high(self) -> np.ndarray:
+        """[P] upper bounds."""
+        return np.array([p.high for p in self.parameters])
+
+    @property
+    def default(self) -> np.ndarray:
+        """[P] defaults."""
+        return np.array([p.default for p in self.parameters])
+
+    def index(self, name: str) -> int:
+        """Position of parameter `name`; a UserError listing the valid names otherwise."""
+        if name not in self.names:
+            raise unknown_name("controller parameter", name, self.names)
+        return self.names.index(name)
+
+    def vector(self, values: dict[str, float], base: np.ndarray | None = None) -> np.ndarray:
+        """Named values over `base` (the defaults when None) -> [P] vector; unknown or out-of-bounds names are
+        a UserError."""
+        out = (self.default if base is None else np.asarray(base, dtype=float)).copy()
+        for name, value in values.items():
+            p = self.parameters[self.index(name)]
+            if not (np.isfinite(value) and p.low <= value <= p.high):
+                raise UserError(f"controller parameter {name}={value} is outside its bounds [{p.low}, {p.high}]")
+            out[self.index(name)] = value
+        return out
+
+    def named(self, vector: np.ndarray) -> dict[str, float]:
+        """[P] vector -> {name: value}."""
+        return {name: float(v) for name, v in zip(self.names, vector, strict=True)}
+
+    def reference(self) -> str:
+        """The parameters as a Markdown table (name | bounds | default | unit | meaning)."""
+        rows = ["| name | bounds | default | unit | meaning |", "|---|---|---|---|---|"]
+        rows += [f"| `{p.name}` | [{p.low:g}, {p.high:g}] | {p.default:g} | {p.unit} | {p.meaning} |"
+                 for p in self.parameters]
+        return "\n".join(rows)
+
+
+class Controller(Protocol):
+    """A structured feedback controller for one compiled scene's body."""
+
+    kind: str
+    """Registry name in CONTROLLERS."""
+    space: ParameterSpace
+    """The parameter vector's meaning and bounds."""
+    chunk: int
+    """Physics steps between two updates of the controls."""
+    memory_size: int
+    """Entries of per-trajectory memory the controller keeps between updates (gait phase, stance leg, ...)."""
+
+    def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
+        """Controls for the next chunk; updates `memory` in place.
+
+        Args:
+          state: [b, nstate] full-physics states now.
+          sensed: [b, nsensor] sensor readings of the latest physics step.
+          memory: [b, memory_size] the controller's memory (zeros at the start of a motion).
+          params: [b, P] parameter vectors.
+        Returns:
+          [b, chunk, nu] controls.
+        """
+        ...
+
+
+CONTROLLERS: dict[str, Callable[[CompiledScene], Controller]] = {}
+"""Every structured controller by kind name; filled by the controller modules (see `register`)."""
+
+
+def register(kind: str, actuator_kind: str) -> Callable[[type], type]:
+    """Class decorator adding a controller for bodies with `actuator_kind` actuators to CONTROLLERS."""
+
+    def add(cls: type) -> type:
+        CONTROLLERS[kind] = cls
+        ACTUATOR_KINDS[kind] = actuator_kind
+        return cls
+    return add
+
+
+ACTUATOR_KINDS: dict[str, str] = {}
+"""Controller kind -> the actuator kind of the bodies it drives ('torque' or 'muscle')."""
+
+
+def make_controller(kind: str, scene: CompiledScene) -> Controller:
+    """The controller `kind` for this scene's body; a UserError for an unknown kind or the wrong body."""
+    _load_controllers()
+    if kind not in CONTROLLERS:
+        raise unknown_name("controller", kind, CONTROLLERS)
+    if ACTUATOR_KINDS[kind] != scene.body.actuator_kind:
+        raise UserError(f"controller {kind!r} drives {ACTUATOR_KINDS[kind]} bodies; {scene.scene.body} has "
+                        f"{scene.body.actuator_kind} actuators")
+    return CONTROLLERS[kind](scene)
+
+
+def controller_for(scene: CompiledScene) -> str | None:
+    """The kind of structured controller that walks this scene's body, or None when there is none."""
+    _load_controllers()
+    for kind, cls in CONTROLLERS.items():
+        if ACTUATOR_KINDS[kind] == scene.body.actuator_kind and scene.scene.body in getattr(cls, "bodies", ()):
+            return kind
+    return None
+
+
+def _load_controllers() -> None:
+    """Import the controller modules, which register themselves."""
+    from rewardloop.control import gait_machine  # noqa: F401
+
+
+def run_controller(sim: Simulator, controller: Controller, params: np.ndarray, *, nstep: int,
+                   initial_state: np.ndarray | None = None, memory: np.ndarray | None = None) -> Rollouts:
+    """Roll a batch out under a controller.
+
+    Args:
+      sim: a simulator of the controller's scene.
+      params: [B, P] one parameter vector per trajectory.
+      nstep: physics steps to simulate.
+      initial_state: [nstate] or [B, nstate]; the scene's standing state by default.
+      memory: [B, memory_size] the controller's memory, updated in place (continue a motion in segments);
+        a fresh one (zeros) when None.
+    """
+    params = np.ascontiguousarray(params, dtype=float)
+    if params.ndim != 2 or params.shape[1] != controller.space.size:
+        raise UserError(f"controller parameters must have shape [B, {controller.space.size}], got {params.shape}")
+    if memory is None:
+        memory = np.zeros((len(params), controller.memory_size))
+
+    def feedback(now: np.ndarray, sensed: np.ndarray, step: int, rows: slice) -> np.ndarray:
+        return controller.act(now, sensed, memory[rows], params[rows])
+
+    return sim.closed_loop(feedback, batch=len(params), nstep=nstep, chunk=controller.chunk,
+                           initial_state=initial_state)
