@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from rewardloop.control.defaults import default_config
-from rewardloop.control.optimizer import OPTIMIZERS, make_plant, optimize
+from rewardloop.control.optimizer import make_plant, optimize
 from rewardloop.errors import run_script
 from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical
@@ -41,7 +41,7 @@ def paired_rates(scene, config, trajectory, reward, *, points: int = 8,  # type:
     batched open-loop `mujoco.rollout` of the very same controls from the same states, with the same threads.
     Each pair is timed `repeats` times, alternating, and the fastest of each side counts (as `timeit` does): a
     hiccup of the shared machine during one side then no longer decides the ratio."""
-    plant = make_plant(scene, OPTIMIZERS[config.kind].space, config.planner)
+    plant = make_plant(scene, "raw" if config.kind == "predictive" else "posture", config.planner)
     inner, planner = plant.planner_scene, config.planner
     steps = max(1, round(planner.horizon_s / inner.dt))
     rng = np.random.default_rng(0)
@@ -70,7 +70,7 @@ def _timed_pair(sim, plant, inner, reward, state, targets) -> tuple[float, float
 def measure(body: str, terrain: str, *, duration: float, reward_name: str, seed: int,
             nthread: int | None, samples: int | None = None) -> dict[str, object]:
     scene = compile_scene(Scene(body, Terrain(terrain)))
-    config = default_config(scene, duration_s=duration, nthread=nthread, samples=samples)
+    config = default_config(scene, kind="mppi", duration_s=duration, nthread=nthread, samples=samples)
     with load_reward(canonical(reward_name), trusted=True) as reward:
         trajectory = optimize(scene, reward, config, seed=seed)
         planner_rate, raw = paired_rates(scene, config, trajectory, reward)

@@ -31,16 +31,22 @@ def scene_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--step-height", type=float, default=0.08, help="stairs rise in m")
     parser.add_argument("--injury", action="append", default=[], metavar="GROUP=FACTOR",
                         help="weaken a muscle group, e.g. left_plantarflexors=0.3 (repeatable)")
+    parser.add_argument("--start-speed", type=float, default=None,
+                        help="forward speed at the start in m/s (default: the walking start for locomotion; 0 stands)")
 
 
-def scene_from_args(args: argparse.Namespace) -> Scene:
-    """The Scene the scene arguments describe."""
-    from rewardloop.sim.scene import Scene
+def scene_from_args(args: argparse.Namespace, *, start_speed: float | None = None) -> Scene:
+    """The Scene the scene arguments describe; `start_speed` unless --start-speed is given (default: the
+    walking start)."""
+    from rewardloop.sim.scene import WALKING_START_SPEED, Scene
     from rewardloop.sim.terrain import Terrain
 
     terrain = Terrain(kind=args.terrain, slope_deg=args.slope, roughness=args.roughness,
                       seed=args.terrain_seed, step_height=args.step_height)
-    return Scene(body=args.body, terrain=terrain, injury=tuple(_parse_injury(i) for i in args.injury))
+    given = getattr(args, "start_speed", None)
+    speed = given if given is not None else WALKING_START_SPEED if start_speed is None else start_speed
+    return Scene(body=args.body, terrain=terrain, injury=tuple(_parse_injury(i) for i in args.injury),
+                 start_speed=speed)
 
 
 def _parse_injury(text: str) -> tuple[str, float]:

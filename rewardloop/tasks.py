@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from rewardloop.control.metrics import TaskMetrics
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.bodies import BODIES
-from rewardloop.sim.scene import Scene
+from rewardloop.sim.scene import WALKING_START_SPEED, Physics, Scene
 from rewardloop.sim.terrain import Terrain
 
 METRICS: dict[str, str] = {
@@ -83,13 +83,15 @@ class Task:
         """Inverse of to_dict."""
         scene = data["scene"]
         injury = tuple((str(g), float(f)) for g, f in scene.get("injury", ()))
-        rebuilt = Scene(body=scene["body"], terrain=Terrain(**scene["terrain"]), injury=injury)
+        rebuilt = Scene(body=scene["body"], terrain=Terrain(**scene["terrain"]), injury=injury,
+                        start_speed=float(scene.get("start_speed", 0.0)), physics=Physics(**scene.get("physics", {})))
         return cls(**{**data, "scene": rebuilt})
 
 
 def _walk(name: str, description: str, terrain: Terrain, canonical: str, *, injured: bool = False) -> Task:
     injury = INJURIES["humanoid"] if injured else ()
-    return Task(name=name, description=description, scene=Scene("humanoid", terrain, injury), duration_s=10.0,
+    return Task(name=name, description=description, scene=Scene("humanoid", terrain, injury, WALKING_START_SPEED),
+                duration_s=10.0,
                 metric="distance", success=2.0, canonical=canonical)
 
 
@@ -102,7 +104,8 @@ TASKS: dict[str, Task] = {
     "walk-stairs": _walk("walk-stairs", "walk forward and climb the stairs ahead with an upright trunk",
                          Terrain("stairs", step_height=0.08), "walk_stairs"),
     "turn-left": Task(name="turn-left", description="walk while turning to the left, keeping the trunk upright",
-                      scene=Scene("humanoid", Terrain("flat")), duration_s=10.0, metric="heading_change",
+                      scene=Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED), duration_s=10.0,
+                      metric="heading_change",
                       success=math.pi / 2, canonical="turn_left"),
     "walk-straight-knees": _walk("walk-straight-knees", "walk forward on flat ground with straight knees",
                                  Terrain("flat"), "walk_straight_knees"),
@@ -149,6 +152,8 @@ def task_from_description(text: str, body: str, terrain: Terrain | str = "flat",
         canonical = _CANONICAL_BY_TERRAIN[ground.kind]
     turning = canonical == "turn_left"
     injury = INJURIES.get(body, ()) if canonical == "walk_injured" else ()
-    return Task(name="custom", description=text.strip(), scene=Scene(body, ground, injury), duration_s=duration_s,
+    start = WALKING_START_SPEED if canonical else 0.0
+    return Task(name="custom", description=text.strip(), scene=Scene(body, ground, injury, start),
+                duration_s=duration_s,
                 metric="heading_change" if turning else "distance",
                 success=math.pi / 2 if turning else 2.0, canonical=canonical)

@@ -16,14 +16,59 @@ def register(add: AddCommand) -> None:
     parser = add("optimize", _optimize)
     scene_arguments(parser)
     parser.add_argument("--reward", default="walk", help="a canonical reward name or a reward program file")
-    parser.add_argument("--optimizer", default="mppi", help="mppi, cem or predictive (default mppi)")
+    parser.add_argument("--optimizer", default=None,
+                        help="search (policy search over the body's gait controller), mppi, cem or predictive "
+                             "(default: search where the body has a gait controller, else mppi)")
     parser.add_argument("--duration", type=float, default=3.0, help="seconds of motion (default 3)")
     parser.add_argument("--samples", type=int, default=None, help="planner samples per iteration")
     parser.add_argument("--horizon", type=float, default=None, help="planning horizon (s)")
+    parser.add_argument("--generations", type=int, default=None, help="policy search generations")
+    parser.add_argument("--population", type=int, default=None, help="policy search candidates per generation")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="rollout threads (default: one per core)")
     parser.add_argument("--out", required=True, help="directory for trajectory.npz/.json (and video.mp4)")
     parser.add_argument("--video", action="store_true", help="also render video.mp4 of the motion")
+    replay = add("replay", _replay)
+    replay.add_argument("policy", help="a policy file, a trajectory directory holding policy.json, or "
+                                       "'shipped' (the body's shipped gait)")
+    scene_arguments(replay)
+    replay.set_defaults(body=None)  # None: the policy's body
+    replay.add_argument("--duration", type=float, default=10.0, help="seconds of motion (default 10)")
+    replay.add_argument("--push", action="append", default=[], metavar="T:V",
+                        help="push the whole body sideways at T s by V m/s (+ left; repeatable)")
+    physics_arguments(replay)
+    replay.add_argument("--out", help="directory for trajectory.npz/.json and policy.json (and video.mp4)")
+    replay.add_argument("--video", action="store_true", help="also render video.mp4 (needs --out)")
+
+
+def physics_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options that change the physics for robustness tests (rewardloop.sim.scene.Physics)."""
+    parser.add_argument("--friction", type=float, default=None, help="friction coefficient of every contact")
+    parser.add_argument("--gain", type=float, default=1.0, help="actuator strength factor")
+    parser.add_argument("--joint-friction", type=float, default=0.0, help="dry friction on every joint (N·m)")
+    parser.add_argument("--latency", type=int, default=0, help="physics steps of command latency")
+    parser.add_argument("--randomize", type=int, default=None, metavar="SEED",
+                        help="draw friction, gain, joint friction and latency from MotionVL's ranges")
+
+
+def physics_from_args(args: argparse.Namespace):  # -> Physics
+    """The Physics the physics options describe."""
+    import numpy as np
+
+    from rewardloop.sim.scene import Physics, random_physics
+
+    if args.randomize is not None:
+        return random_physics(np.random.default_rng(args.randomize))
+    return Physics(friction=args.friction, gain=args.gain, joint_friction=args.joint_friction,
+                   latency_steps=args.latency)
+
+
+def pushes_from_args(items: list[str]) -> list[tuple[float, float]]:
+    """'T:V' strings -> (time s, sideways speed m/s) pairs; a UserError for anything else."""
+    try:
+        return [(float(t), float(v)) for t, v in (item.split(":") for item in items)]
+    except ValueError:
+        raise UserError(f"--push takes T:V (seconds:m/s), e.g. 4:0.5; got {' '.join(items)}") from None
 
 
 def _program(reward: str):  # type: ignore[no-untyped-def]
@@ -50,7 +95,8 @@ def _optimize(args: argparse.Namespace) -> int:
     writable_directory(args.out, flag="--out")  # before optimizing, not after
     scene = compile_scene(scene_from_args(args))
     config = default_config(scene, kind=args.optimizer, duration_s=args.duration, nthread=args.threads,
-                            samples=args.samples, horizon_s=args.horizon)
+                            samples=args.samples, horizon_s=args.horizon,
+                            search={"generations": args.generations, "population": args.population})
     program, trusted = _program(args.reward)
 
     def show(progress: Progress) -> None:
@@ -64,6 +110,48 @@ def _optimize(args: argparse.Namespace) -> int:
         from rewardloop.sim.render import render, write_video
 
         write_video(render(scene, trajectory.rollouts.states_with_initial()), out / "video.mp4")
-    print(json.dumps({"metrics": trajectory.metrics.to_dict(), "return": trajectory.total_return,
-                      "wall_time_s": round(trajectory.wall_time_s, 2), "out": str(out)}, indent=2))
+    summary = {"optimizer": config.kind, "metrics": trajectory.metrics.to_dict(), "return": trajectory.total_return,
+               "wall_time_s": round(trajectory.wall_time_s, 2), "out": str(out)}
+    if trajectory.policy is not None:
+        summary["policy"] = str(out / "policy.json")
+    print(json.dumps(summary, indent=2))
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    """Run a saved policy in a scene (another ground, pushes, changed physics) and report its metrics."""
+    import dataclasses
+
+    from rewardloop.control.controllers import make_controller
+    from rewardloop.control.policy import Policy, shipped_gait
+    from rewardloop.control.search import pushed_motion
+    from rewardloop.control.trajectory import replayed
+    from rewardloop.critic.gait import analyze_gait
+    from rewardloop.critic.likeness import met
+    from rewardloop.sim.rollout import Simulator
+    from rewardloop.sim.scene import compile_scene
+
+    positive_number(args.duration, flag="--duration")
+    out = writable_directory(args.out, flag="--out") if args.out else None
+    policy = shipped_gait(args.body or "humanoid") if args.policy == "shipped" else Policy.load(args.policy)
+    if policy is None:
+        raise UserError(f"no shipped gait for {args.body}")
+    args.body = args.body or policy.body
+    scene = compile_scene(dataclasses.replace(scene_from_args(args), physics=physics_from_args(args)))
+    controller = make_controller(policy.controller, scene)
+    with Simulator(scene) as sim:
+        rollouts = pushed_motion(sim, controller, policy.vector(controller), duration_s=args.duration,
+                                 pushes=pushes_from_args(args.push))
+    trajectory = replayed(scene, rollouts, policy)
+    analysis = analyze_gait(trajectory.features(scene))
+    summary = {"scene": scene.scene.describe(), "metrics": trajectory.metrics.to_dict(),
+               "human_like": {name: bool(ok[0]) for name, ok in met(analysis).items()}, "gait": analysis.row(0)}
+    if out is not None:
+        trajectory.save(out)
+        summary["out"] = str(out)
+        if args.video:
+            from rewardloop.sim.render import render, write_video
+
+            write_video(render(scene, rollouts.states_with_initial()), out / "video.mp4")
+    print(json.dumps(summary, indent=2, default=float))
     return 0

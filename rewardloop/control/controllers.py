@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -169,26 +169,60 @@ def _load_controllers() -> None:
     from rewardloop.control import gait_machine  # noqa: F401
 
 
+class Carry(NamedTuple):
+    """What a controlled motion carries from one segment to the next."""
+
+    memory: np.ndarray
+    """[B, memory_size] the controller's memory (zeros at the start of a motion)."""
+    queue: np.ndarray
+    """[B, latency, nu] commands on their way to the actuators (NaN before the first command)."""
+
+    @classmethod
+    def fresh(cls, controller: Controller, scene: CompiledScene, batch: int) -> Carry:
+        latency = scene.scene.physics.latency_steps
+        return cls(np.zeros((batch, controller.memory_size)), np.full((batch, latency, scene.model.nu), np.nan))
+
+    def rows(self, index: np.ndarray) -> Carry:
+        """A copy of some trajectories' carry (write it back with `put`)."""
+        return Carry(self.memory[index], self.queue[index])
+
+    def put(self, index: np.ndarray, part: Carry) -> None:
+        self.memory[index], self.queue[index] = part.memory, part.queue
+
+
 def run_controller(sim: Simulator, controller: Controller, params: np.ndarray, *, nstep: int,
-                   initial_state: np.ndarray | None = None, memory: np.ndarray | None = None) -> Rollouts:
-    """Roll a batch out under a controller.
+                   initial_state: np.ndarray | None = None, carry: Carry | None = None) -> Rollouts:
+    """Roll a batch out under a controller, its commands reaching the actuators after the scene's latency.
 
     Args:
       sim: a simulator of the controller's scene.
       params: [B, P] one parameter vector per trajectory.
       nstep: physics steps to simulate.
       initial_state: [nstate] or [B, nstate]; the scene's standing state by default.
-      memory: [B, memory_size] the controller's memory, updated in place (continue a motion in segments);
-        a fresh one (zeros) when None.
+      carry: the controller's memory and commands in flight, updated in place (continue a motion in segments);
+        a fresh one when None.
     """
     params = np.ascontiguousarray(params, dtype=float)
     if params.ndim != 2 or params.shape[1] != controller.space.size:
         raise UserError(f"controller parameters must have shape [B, {controller.space.size}], got {params.shape}")
-    if memory is None:
-        memory = np.zeros((len(params), controller.memory_size))
+    carry = carry or Carry.fresh(controller, sim.scene, len(params))
 
     def feedback(now: np.ndarray, sensed: np.ndarray, step: int, rows: slice) -> np.ndarray:
-        return controller.act(now, sensed, memory[rows], params[rows])
+        commands = controller.act(now, sensed, carry.memory[rows], params[rows])
+        return _delayed(carry.queue[rows], commands)
 
     return sim.closed_loop(feedback, batch=len(params), nstep=nstep, chunk=controller.chunk,
                            initial_state=initial_state)
+
+
+def _delayed(queue: np.ndarray, commands: np.ndarray) -> np.ndarray:
+    """[b, chunk, nu] commands -> those reaching the actuators now; `queue` [b, latency, nu] is updated in
+    place. Before the first command arrives, the actuators hold it."""
+    latency = queue.shape[1]
+    if not latency:
+        return commands
+    fresh = np.isnan(queue[:, 0, 0])
+    queue[fresh] = commands[fresh, :1]
+    pending = np.concatenate([queue, commands], axis=1)
+    queue[:] = pending[:, -latency:]
+    return pending[:, : commands.shape[1]]

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from rewardloop.control.muscles import MuscleGains
-from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig
+from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig, SearchConfig, default_kind
 from rewardloop.sim.scene import CompiledScene
 
 BODY_PLANNERS: dict[str, PlannerConfig] = {
@@ -37,11 +37,14 @@ def planner_for(actuator_kind: str, terrain_kind: str) -> PlannerConfig:
     return dataclasses.replace(BODY_PLANNERS[actuator_kind], **changes)
 
 
-def default_config(scene: CompiledScene, *, kind: str = "mppi", duration_s: float = 10.0,
-                   nthread: int | None = None, **planner: Any) -> OptimizerConfig:
-    """The optimizer config for a scene's body and ground; `planner` overrides PlannerConfig fields (None keeps
-    them)."""
+def default_config(scene: CompiledScene, *, kind: str | None = None, duration_s: float = 10.0,
+                   nthread: int | None = None, search: dict[str, Any] | None = None,
+                   **planner: Any) -> OptimizerConfig:
+    """The optimizer config for a scene's body and ground: `kind` (None: policy search where a gait controller
+    walks the body, else MPPI); `planner` overrides PlannerConfig fields and `search` SearchConfig fields (None
+    keeps them)."""
     base = planner_for(scene.body.actuator_kind, scene.scene.terrain.kind)
     changes = {name: value for name, value in planner.items() if value is not None}
-    return OptimizerConfig(kind=kind, planner=dataclasses.replace(base, **changes),  # type: ignore[arg-type]
-                           duration_s=duration_s, nthread=nthread)
+    searching = {name: value for name, value in (search or {}).items() if value is not None}
+    return OptimizerConfig(kind=kind or default_kind(scene), planner=dataclasses.replace(base, **changes),
+                           search=SearchConfig(**searching), duration_s=duration_s, nthread=nthread)

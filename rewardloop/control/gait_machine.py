@@ -148,7 +148,7 @@ def _wrap(angle: float) -> float:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _gait_kernel(state, sensed, memory, params, legs, arms, trunk, sensors, nq, interval, controls):  # noqa: PLR0915
+def _gait_kernel(state, sensed, memory, params, legs, arms, trunk, sensors, nq, interval, controls):
     """One update of the gait machine for every row: [b, nstate], [b, nsensor], [b, 2] memory (in place),
     [b, P] params -> controls [b, chunk, nu] (written)."""
     for b in range(state.shape[0]):

@@ -12,16 +12,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Literal
 
 import numpy as np
 
-from rewardloop.control.plants import Plant
-from rewardloop.reward.base import RewardFunction
+from rewardloop.control.config import OptimizerConfig, PlannerConfig, Progress
+from rewardloop.control.metrics import batch_metrics
+from rewardloop.control.plants import Plant, PostureMuscle, PosturePD, RawControls
+from rewardloop.control.trajectory import Trajectory
+from rewardloop.reward.base import RewardFunction, term_statistics
 from rewardloop.sim.rollout import Rollouts, Simulator
-
-if TYPE_CHECKING:
-    from rewardloop.control.optimizer import PlannerConfig, Progress
+from rewardloop.sim.scene import CompiledScene
 
 
 def interpolate(knots: np.ndarray, horizon_s: float, times: np.ndarray) -> np.ndarray:
@@ -139,8 +140,6 @@ class RecedingHorizon:
     def run(self, planner: Simulator, executor: Simulator, nstep: int,
             progress: Callable[[Progress], None] | None = None) -> Rollouts:
         """Execute `nstep` steps of the body's own physics from its initial state, replanning as it goes."""
-        from rewardloop.control.optimizer import Progress
-
         state = executor.scene.initial_state
         plan = np.repeat(self.plant.start(state)[None], self.config.knots, axis=0)
         self.scale = self.base_scale.copy()
@@ -164,3 +163,32 @@ def concatenate(parts: list[Rollouts]) -> Rollouts:
     """Consecutive segments of one motion -> one Rollouts starting from the first segment's initial state."""
     return Rollouts(parts[0].initial_state, *(np.concatenate([getattr(p, name) for p in parts], axis=1)
                                               for name in ("state", "sensordata", "control")))
+
+
+def make_plant(scene: CompiledScene, space: str, planner: PlannerConfig) -> Plant:
+    """The plant a kind of plan drives on this scene's body: 'posture' targets or 'raw' controls."""
+    if space == "raw":
+        return RawControls(scene, planning_dt=planner.planning_dt)
+    if scene.body.actuator_kind == "muscle":
+        return PostureMuscle(scene, planner.muscle, planning_dt=planner.planning_dt)
+    return PosturePD(scene, planner.pd, planning_dt=planner.planning_dt)
+
+
+def plan_motion(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, update: Update,
+                space: Literal["posture", "raw"], seed: int,
+                progress: Callable[[Progress], None] | None = None) -> Trajectory:
+    """A motion of config.duration_s seconds planned by receding-horizon sampling and executed on the body's
+    own physics; only the planner's internal rollouts may use a coarser `planning_dt`."""
+    begin = time.perf_counter()
+    plant = make_plant(scene, space, config.planner)
+    planner = RecedingHorizon(plant, reward, update, config.planner, seed=seed)
+    nstep = max(1, round(config.duration_s / scene.dt))
+    with Simulator(plant.planner_scene, nthread=config.nthread) as inner, \
+            Simulator(scene, nthread=1) as outer:
+        rollouts = planner.run(inner, outer, nstep, progress)
+    features = rollouts.features(scene)
+    evaluation = reward(features)
+    return Trajectory(rollouts=rollouts, reward=evaluation, term_stats=term_statistics(evaluation),
+                      metrics=batch_metrics(features)[0],
+                      wall_time_s=time.perf_counter() - begin, planner_steps=planner.log.steps,
+                      planner_time_s=planner.log.seconds)

@@ -12,70 +12,23 @@ warm-start vector (a shipped gait) and keeps the best candidate it has seen.
 
 from __future__ import annotations
 
+import itertools
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from rewardloop.control.controllers import Controller, run_controller
-from rewardloop.control.metrics import fall_mask
+from rewardloop.control.config import OptimizerConfig, Progress, SearchConfig
+from rewardloop.control.controllers import Carry, Controller, controller_for, make_controller, run_controller
+from rewardloop.control.metrics import batch_metrics, fall_mask
+from rewardloop.control.policy import Policy, shipped_gait
+from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
-from rewardloop.reward.base import RewardFunction
+from rewardloop.reward.base import RewardFunction, term_statistics
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import CompiledScene
-
-
-@dataclass(frozen=True)
-class Perturbations:
-    """What every candidate is also tried under, for robustness. The score is the average over all."""
-
-    pushes: tuple[tuple[float, float], ...] = ()
-    """(time s, sideways velocity kick m/s; + pushes left) applied to the whole body; each entry one more run."""
-    param_noise: float = 0.0
-    """Relative noise on every parameter (e.g. 0.03 for ±3 %), one more run per `noise_draws`."""
-    noise_draws: int = 0
-    """Runs with independently drawn parameter noise."""
-
-    def __post_init__(self) -> None:
-        if self.param_noise < 0 or self.noise_draws < 0:
-            raise UserError("param_noise and noise_draws must not be negative")
-
-    @property
-    def runs(self) -> int:
-        """Runs per candidate: the unperturbed one, one per push, one per noise draw."""
-        return 1 + len(self.pushes) + self.noise_draws
-
-
-@dataclass(frozen=True)
-class SearchConfig:
-    """Settings of a policy search."""
-
-    population: int = 12
-    """Candidates per generation (CMA-ES λ)."""
-    generations: int = 8
-    """Generations to run (fewer if `max_seconds` runs out)."""
-    sigma: float = 0.05
-    """Initial step size, as a fraction of each parameter's range."""
-    segment_s: float = 0.5
-    """Simulated time between checks for a fall (s)."""
-    max_seconds: float | None = None
-    """Stop starting new generations after this much wall time (s); None: no limit."""
-    perturbations: Perturbations = field(default_factory=Perturbations)
-    """Robustness: what each candidate is also tried under."""
-
-    def __post_init__(self) -> None:
-        checks = {
-            "population must be at least 4": self.population >= 4,
-            "generations must be at least 0": self.generations >= 0,
-            "sigma must be in (0, 1]": 0 < self.sigma <= 1,
-            "segment_s must be positive": self.segment_s > 0,
-            "max_seconds must be positive": self.max_seconds is None or self.max_seconds > 0,
-        }
-        problems = [message for message, ok in checks.items() if not ok]
-        if problems:
-            raise UserError("bad policy search config: " + "; ".join(problems))
 
 
 @dataclass(frozen=True)
@@ -109,13 +62,15 @@ class SearchLog:
 
 
 def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray, *, nstep: int, segment: int,
-                     initial_state: np.ndarray, pushes: Sequence[tuple[int, np.ndarray]] = ()) -> tuple[Rollouts, np.ndarray]:
-    """Roll a batch out in segments, stopping each trajectory after the segment in which it fell.
+                     initial_state: np.ndarray, pushes: Sequence[tuple[int, np.ndarray]] = (),
+                     stop_on_fall: bool = True) -> tuple[Rollouts, np.ndarray]:
+    """Roll a batch out in segments, stopping each trajectory after the segment in which it fell (unless not
+    `stop_on_fall`).
 
     Args:
       params: [B, P] parameter vectors.
       initial_state: [nstate] start state.
-      pushes: (step, [B, 3] velocity change of the root (m/s)) applied at the start of the segment holding `step`.
+      pushes: (step, [B, 3] velocity change of the root (m/s)) applied before that step (a segment starts there).
     Returns:
       (rollouts [B, T, ·], with garbage after each trajectory's lived steps; [B] lived steps).
     """
@@ -124,28 +79,40 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
     sensordata = np.empty((batch, nstep, scene.model.nsensordata))
     control = np.empty((batch, nstep, scene.model.nu))
     now = np.repeat(np.asarray(initial_state, float)[None], batch, axis=0)
-    initial, memory = now.copy(), np.zeros((batch, controller.memory_size))
+    initial, carry = now.copy(), Carry.fresh(controller, scene, batch)
     lived, alive = np.zeros(batch, dtype=int), np.arange(batch)
     qvel = 1 + scene.model.nq
-    for start in range(0, nstep, segment):
-        count = min(segment, nstep - start)
+    bounds = sorted(set(range(0, nstep, segment)) | {at for at, _ in pushes if 0 <= at < nstep} | {nstep})
+    for start, stop in itertools.pairwise(bounds):
         for at, kick in pushes:
-            if start <= at < start + count:
+            if at == start:
                 now[alive, qvel : qvel + 3] += kick[alive]
-        part_memory = memory[alive]
-        part = run_controller(sim, controller, params[alive], nstep=count, initial_state=now[alive],
-                              memory=part_memory)
-        memory[alive] = part_memory
-        window = slice(start, start + count)
+        part_carry = carry.rows(alive)
+        part = run_controller(sim, controller, params[alive], nstep=stop - start, initial_state=now[alive],
+                              carry=part_carry)
+        carry.put(alive, part_carry)
+        window = slice(start, stop)
         state[alive, window], sensordata[alive, window], control[alive, window] = part.state, part.sensordata, \
             part.control
-        lived[alive] += count
+        lived[alive] += stop - start
         now[alive] = part.state[:, -1]
-        fell = fall_mask(part.features(scene)).any(axis=1)
-        alive = alive[~fell]
+        if stop_on_fall:
+            alive = alive[~fall_mask(part.features(scene)).any(axis=1)]
         if len(alive) == 0:
             break
     return Rollouts(initial, state, sensordata, control), lived
+
+
+def pushed_motion(sim: Simulator, controller: Controller, vector: np.ndarray, *, duration_s: float,
+                  pushes: Sequence[tuple[float, float]] = ()) -> Rollouts:
+    """The whole motion of one [P] parameter vector from the scene's start, pushed sideways by (time s, m/s, +
+    to the left) kicks of the whole body's velocity; [1, T, ·]."""
+    scene = sim.scene
+    nstep = max(1, round(duration_s / scene.dt))
+    kicks = [(round(t / scene.dt), np.array([[0.0, v, 0.0]])) for t, v in pushes]
+    rollouts, _ = segment_rollouts(sim, controller, vector[None], nstep=nstep, segment=nstep,
+                                   initial_state=scene.initial_state, pushes=kicks, stop_on_fall=False)
+    return rollouts
 
 
 def lived_returns(scene: CompiledScene, reward: RewardFunction, rollouts: Rollouts, lived: np.ndarray) -> np.ndarray:
@@ -241,3 +208,42 @@ def _better(scores: Scores, index: int, best: Scores) -> bool:
     """Whether candidate `index` of `scores` beats the single-candidate `best`: alive longer, then a higher return."""
     alive, best_alive = round(float(scores.alive[index]), 3), round(float(best.alive[0]), 3)
     return alive > best_alive or (alive == best_alive and scores.returns[index] > best.returns[0])
+
+
+def start_vector(controller: Controller, body: str, warm_start: bool) -> np.ndarray:
+    """[P] where a search starts: the body's shipped gait when asked and there is one, else the defaults."""
+    shipped = shipped_gait(body) if warm_start else None
+    if shipped is None or shipped.controller != controller.kind:
+        return controller.space.default
+    return shipped.vector(controller)
+
+
+def search_motion(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,
+                  progress: Callable[[Progress], None] | None = None) -> Trajectory:
+    """A motion of config.duration_s seconds from the policy that a search against `reward` found; the
+    trajectory carries that policy."""
+    begin, settings = time.perf_counter(), config.search
+    kind = settings.controller or controller_for(scene)
+    if kind is None:
+        raise UserError(f"no structured controller walks {scene.scene.body}; pick a posture optimizer "
+                        "(--optimizer mppi)")
+    controller = make_controller(kind, scene)
+    search = PolicySearch(scene, controller, reward, settings, duration_s=config.duration_s, seed=seed)
+
+    def report(generation: int, best: Scores) -> None:
+        if progress is not None:
+            progress(Progress(fraction=generation / max(1, settings.generations), sim_time=search.steps * scene.dt,
+                              best_return=float(best.returns[0]),
+                              message=f"generation {generation}/{settings.generations}: alive "
+                                      f"{best.alive[0]:.2f}, return {best.returns[0]:.3f}"))
+
+    with Simulator(scene, nthread=config.nthread) as sim:
+        start = start_vector(controller, scene.scene.body, settings.warm_start)
+        best, _, log = search.run(sim, start, report)
+        rollouts = run_controller(sim, controller, best[None], nstep=search.nstep)
+    features = rollouts.features(scene)
+    evaluation = reward(features)
+    return Trajectory(rollouts=rollouts, reward=evaluation, term_stats=term_statistics(evaluation),
+                      metrics=batch_metrics(features)[0], wall_time_s=time.perf_counter() - begin,
+                      planner_steps=log.steps, planner_time_s=log.seconds,
+                      policy=Policy.of(controller, scene.scene.body, best))

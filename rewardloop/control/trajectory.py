@@ -13,6 +13,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from rewardloop.control.metrics import TaskMetrics
+from rewardloop.control.policy import POLICY_FILE, Policy
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardEval, TermStats
 from rewardloop.sim.features import Features
@@ -43,11 +44,13 @@ class Trajectory:
     """Physics steps simulated inside the planner (its sampled rollouts), not counting the executed ones."""
     planner_time_s: float = 0.0
     """Wall-clock time spent inside the planner: sampled rollouts, their features and reward (s)."""
+    policy: Policy | None = None
+    """The structured controller and parameters that produced the motion (policy search), saved as policy.json."""
 
     @property
     def total_return(self) -> float:
-        """Mean reward per step of the executed motion."""
-        return float(self.reward.returns()[0])
+        """Mean reward per step of the executed motion (NaN for a replayed motion with no reward)."""
+        return float(self.reward.returns()[0]) if self.reward.terms else float("nan")
 
     def features(self, scene: CompiledScene) -> Features:
         """Features of the executed motion, [1, T]."""
@@ -74,6 +77,9 @@ class Trajectory:
         }
         with _replacing(directory / SUMMARY_FILE) as handle:
             handle.write(json.dumps(summary, indent=2).encode())
+        if self.policy is not None:
+            with _replacing(directory / POLICY_FILE) as handle:
+                handle.write(json.dumps(self.policy.to_dict(), indent=1).encode())
         return directory
 
     @classmethod
@@ -90,7 +96,8 @@ class Trajectory:
                        term_stats={n: TermStats(**s) for n, s in summary["term_stats"].items()},
                        metrics=TaskMetrics(**summary["metrics"]), wall_time_s=float(summary["wall_time_s"]),
                        planner_steps=int(summary["planner_steps"]),
-                       planner_time_s=float(summary.get("planner_time_s", 0.0)))
+                       planner_time_s=float(summary.get("planner_time_s", 0.0)),
+                       policy=Policy.load(directory) if (directory / POLICY_FILE).is_file() else None)
         except (OSError, KeyError, ValueError, TypeError) as error:
             raise UserError(f"{directory} is not a saved trajectory directory: {error}") from None
 
@@ -107,3 +114,12 @@ def _replacing(path: Path) -> Iterator[BinaryIO]:
         os.replace(temporary, path)
     finally:
         temporary.unlink(missing_ok=True)
+
+
+def replayed(scene: CompiledScene, rollouts: Rollouts, policy: Policy | None = None) -> Trajectory:
+    """A Trajectory of a motion that no optimizer produced (a replayed policy): metrics, no reward terms."""
+    from rewardloop.control.metrics import batch_metrics
+
+    features = rollouts.features(scene)
+    return Trajectory(rollouts=rollouts, reward=RewardEval({}, {}), term_stats={},
+                      metrics=batch_metrics(features)[0], wall_time_s=0.0, planner_steps=0, policy=policy)

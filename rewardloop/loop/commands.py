@@ -63,9 +63,10 @@ def task_from_args(args: argparse.Namespace):  # -> Task
     if not description:
         raise UserError('the task description is empty; say what the body should do, e.g. rewardloop run '
                         '"walk forward on rough ground" --body myolegs --terrain rough (or pass --task)')
-    scene = scene_from_args(argparse.Namespace(**{**vars(args), "body": args.body or "humanoid"}))
-    task = task_from_description(description, scene.body, scene.terrain)
-    return dataclasses.replace(task, scene=scene) if scene.injury else task
+    named = argparse.Namespace(**{**vars(args), "body": args.body or "humanoid"})
+    task = task_from_description(description, named.body, scene_from_args(named).terrain)
+    scene = scene_from_args(named, start_speed=task.scene.start_speed)  # the words' injury unless one is given
+    return dataclasses.replace(task, scene=dataclasses.replace(scene, injury=scene.injury or task.scene.injury))
 
 
 def config_from_args(args: argparse.Namespace):  # -> RunConfig

@@ -394,12 +394,16 @@ class _Loop:
 
 
 def _body_optimizer(task: Task) -> OptimizerConfig:
-    """MPPI with the planner tuned for the task's body and ground, one thread (candidates run in parallel)."""
+    """The optimizer for the task's body and ground, one thread (candidates run in parallel): policy search
+    warm-started from the shipped gait for locomotion on a body with a gait controller, MPPI otherwise."""
     from rewardloop.control.defaults import planner_for
+    from rewardloop.control.optimizer import default_kind
     from rewardloop.sim.bodies import get_body
+    from rewardloop.sim.scene import compile_scene
 
+    kind = default_kind(compile_scene(task.scene), locomotion=task.canonical is not None)
     planner = planner_for(get_body(task.scene.body).actuator_kind, task.scene.terrain.kind)
-    return OptimizerConfig(planner=planner, nthread=1)
+    return OptimizerConfig(kind=kind, planner=planner, nthread=1)
 
 
 def _fmt(value: float | None) -> str:

@@ -6,7 +6,9 @@ so `mujoco.rollout` returns features in C, for a whole batch, with no Python per
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 from dataclasses import dataclass, field
 
 import mujoco
@@ -21,6 +23,45 @@ STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
 FRAMES = ("pelvis", "torso", "head")
 """Parts whose position and axes are sensed; their frames have x forward and z up in the standing pose."""
 OBS = mujoco.mjtObj
+WALKING_START_SPEED = 1.0
+"""The walking start (m/s): the standing pose with the whole body moving forward at this speed, as if mid-stride.
+Locomotion tasks start from it, so that every optimizer is compared from the same state."""
+
+
+@dataclass(frozen=True)
+class Physics:
+    """Changes to a body's physics for robustness tests (MotionVL's domain randomization). The defaults change
+    nothing; `random_physics` draws them from RANDOMIZATION."""
+
+    friction: float | None = None
+    """Sliding friction coefficient of every contact (μ); None keeps the model's own."""
+    gain: float = 1.0
+    """Strength of every actuator, as a factor."""
+    joint_friction: float = 0.0
+    """Dry friction on every joint below the root (N·m for hinges)."""
+    latency_steps: int = 0
+    """Physics steps between a structured controller's command and the actuators."""
+
+    def __post_init__(self) -> None:
+        checks = {"friction must be within (0, 5]": self.friction is None or 0 < self.friction <= 5,
+                  "gain must be within (0, 5]": 0 < self.gain <= 5,
+                  "joint_friction must be within [0, 50]": 0 <= self.joint_friction <= 50,
+                  "latency_steps must be within [0, 100]": 0 <= self.latency_steps <= 100}
+        problems = [message for message, ok in checks.items() if not ok]
+        if problems:
+            raise UserError("bad physics: " + "; ".join(problems))
+
+
+RANDOMIZATION: dict[str, tuple[float, float]] = {
+    "friction": (0.2, 1.3), "gain": (0.8, 1.2), "joint_friction": (0.1, 3.0), "latency_steps": (1, 10)}
+"""Physics field -> (low, high) range drawn uniformly by `random_physics` (MotionVL's randomization ranges)."""
+
+
+def random_physics(rng: np.random.Generator) -> Physics:
+    """One draw of Physics from the RANDOMIZATION ranges (latency in whole steps)."""
+    draw = {name: float(rng.uniform(low, high)) for name, (low, high) in RANDOMIZATION.items()}
+    return Physics(friction=draw["friction"], gain=draw["gain"], joint_friction=draw["joint_friction"],
+                   latency_steps=round(draw["latency_steps"]))
 
 
 @dataclass(frozen=True)
@@ -33,8 +74,15 @@ class Scene:
     """The ground."""
     injury: tuple[tuple[str, float], ...] = ()
     """(group, strength factor) pairs; the group's actuators keep `factor` of their strength."""
+    start_speed: float = 0.0
+    """Forward speed of the whole body in its standing pose at the start (m/s): 0 starts standing still,
+    WALKING_START_SPEED is the walking start every locomotion comparison uses."""
+    physics: Physics = field(default_factory=Physics)
+    """Changes to the physics for robustness tests (none by default)."""
 
     def __post_init__(self) -> None:
+        if not (math.isfinite(self.start_speed) and 0.0 <= self.start_speed <= 3.0):
+            raise UserError(f"start_speed must be within [0, 3] m/s, got {self.start_speed}")
         body = get_body(self.body)
         for group, factor in self.injury:
             if group not in body.muscle_groups:
@@ -47,6 +95,12 @@ class Scene:
         text = f"{self.body} on {self.terrain.describe()}"
         if self.injury:
             text += ", injured: " + ", ".join(f"{g} at {f:.0%}" for g, f in self.injury)
+        if self.start_speed:
+            text += f", starting at {self.start_speed:g} m/s"
+        if self.physics != Physics():
+            default = dataclasses.asdict(Physics())
+            text += ", physics " + ", ".join(f"{k}={v:.3g}" for k, v in dataclasses.asdict(self.physics).items()
+                                              if v != default[k])
         return text
 
 
@@ -118,8 +172,10 @@ def compile_scene(scene: Scene) -> CompiledScene:
         _set_visual(spec)
         model = spec.compile()
     _apply_injury(model, body, scene.injury)
+    _apply_physics(model, scene.physics)
     qpos = _rest_on_ground(body, model, qpos, scene.terrain)
     state, pelvis = _state_of(model, qpos)
+    state[1 + model.nq] = scene.start_speed  # the root's free joint: its linear velocity comes first in qvel
     standing = float(pelvis[2] - scene.terrain.height(pelvis[0], pelvis[1]))
     return CompiledScene(scene, model, state, _layout(model, body), standing)
 
@@ -221,6 +277,15 @@ def _apply_injury(model: mujoco.MjModel, body: Body, injury: tuple[tuple[str, fl
                 model.actuator_gainprm[i, 2] = model.actuator_biasprm[i, 2] = peak * factor
             else:
                 model.actuator_gear[i, 0] *= factor
+
+
+def _apply_physics(model: mujoco.MjModel, physics: Physics) -> None:
+    """Set every contact's friction, scale every actuator, add dry friction to every joint below the root."""
+    if physics.friction is not None:
+        model.geom_friction[:, 0] = physics.friction  # contacts take the larger of two geoms' coefficients
+    model.actuator_gear[:, 0] *= physics.gain
+    rooted = model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
+    model.dof_frictionloss[6 if rooted else 0 :] += physics.joint_friction
 
 
 def _state_of(model: mujoco.MjModel, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,156 @@
+"""Find a gait for a body's structured controller by policy search, and write it as a shipped-gait file.
+
+    .venv/bin/python benchmarks/find_gait.py --body humanoid --generations 400 --out gait.json
+    .venv/bin/python benchmarks/find_gait.py --start gait.json --pushes 3:0.4 3:-0.4 --noise 0.03 --out gait2.json
+
+The objective is a walking reward program (speed, heading, staying on the line, upright, no falls) plus a
+human-gait term: minus the shortfall from human-like walking measured by the gait analysis (curve shapes,
+knee in stance and swing, hip swing, foot clearance, cadence, pelvis yaw). The search starts from the walking
+start (rewardloop.sim.scene.WALKING_START_SPEED). It can take an hour; it is not a test. The file it writes
+holds the parameters, the command and settings that found them, and what the gait measured over 10 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from rewardloop.control.config import Perturbations, SearchConfig
+from rewardloop.control.controllers import controller_for, make_controller, run_controller
+from rewardloop.control.metrics import batch_metrics
+from rewardloop.control.policy import Policy, shipped_gait
+from rewardloop.control.search import PolicySearch
+from rewardloop.critic.gait import analyze_gait
+from rewardloop.critic.likeness import met, shortfall
+from rewardloop.errors import UserError, run_script
+from rewardloop.reward.base import RewardEval
+from rewardloop.reward.program import RewardProgram
+from rewardloop.sim.features import Features
+from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import WALKING_START_SPEED, CompiledScene, Scene, compile_scene
+
+OBJECTIVE = '''
+def speed(f):
+    """-|forward CoM speed - target| (m/s)."""
+    return -np.abs(f.com_vel[..., 0] - TARGET_SPEED)
+
+def line(f):
+    """-(|sideways CoM speed| + |distance from y = 0|)."""
+    return -np.abs(f.com_vel[..., 1]) - np.abs(f.com_pos[..., 1])
+
+def face(f):
+    """cos(heading)."""
+    return lib.heading(f, target=0.0)
+
+def upright(f):
+    return lib.upright(f, part="torso")
+
+def fallen(f):
+    return lib.nonfoot_contact(f)
+
+WEIGHTS = {"speed": 2.0, "line": 0.5, "face": 1.0, "upright": 1.0, "fallen": 1.0}
+'''
+"""The walking part of the objective; TARGET_SPEED is filled in from --speed."""
+
+
+class GaitObjective:
+    """A reward program plus `human_gait`: -shortfall from human-like walking, the same at every step."""
+
+    def __init__(self, program: RewardProgram, weight: float):
+        self.program, self.weight = program, weight
+
+    def __call__(self, features: Features) -> RewardEval:
+        evaluation = self.program.evaluate_trusted(features)
+        miss = shortfall(analyze_gait(features))
+        terms = {**evaluation.terms, "human_gait": np.repeat(-miss[:, None], features.batch_shape[1], axis=1)}
+        return RewardEval(terms, {**evaluation.weights, "human_gait": self.weight})
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--body", default="humanoid")
+    parser.add_argument("--start", default="shipped", help="'shipped', 'default' or a policy file to start from")
+    parser.add_argument("--generations", type=int, default=300)
+    parser.add_argument("--population", type=int, default=16)
+    parser.add_argument("--sigma", type=float, default=0.1, help="initial step, fraction of each range")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds of each trial motion")
+    parser.add_argument("--speed", type=float, default=1.3, help="target walking speed (m/s)")
+    parser.add_argument("--human-weight", type=float, default=0.3, help="weight of the human-gait term")
+    parser.add_argument("--pushes", nargs="*", default=[], metavar="T:V",
+                        help="extra trials pushed sideways at T s by V m/s")
+    parser.add_argument("--noise", type=float, default=0.0, help="relative parameter noise of extra trials")
+    parser.add_argument("--noise-draws", type=int, default=1, help="extra trials with parameter noise")
+    parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes")
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--out", required=True, help="the gait file to write (JSON)")
+    return parser.parse_args(argv)
+
+
+def perturbations(args: argparse.Namespace) -> Perturbations:
+    try:
+        pushes = tuple((float(t), float(v)) for t, v in (item.split(":") for item in args.pushes))
+    except ValueError:
+        raise UserError(f"--pushes takes T:V pairs (seconds:m/s), got {args.pushes}") from None
+    return Perturbations(pushes=pushes, param_noise=args.noise, noise_draws=args.noise_draws if args.noise else 0)
+
+
+def start_vector(args: argparse.Namespace, controller, body: str) -> np.ndarray:
+    if args.start == "default":
+        return controller.space.default
+    policy = shipped_gait(body) if args.start == "shipped" else Policy.load(args.start)
+    if policy is None:
+        raise UserError(f"no shipped gait for {body}; start from 'default' or a policy file")
+    return policy.vector(controller)
+
+
+def measure(scene: CompiledScene, sim: Simulator, controller, vector: np.ndarray) -> dict:
+    """What the gait does over 10 s from the walking start: task metrics and the human-like targets."""
+    rollouts = run_controller(sim, controller, vector[None], nstep=round(10.0 / scene.dt))
+    features = rollouts.features(scene)
+    analysis = analyze_gait(features)
+    return {"metrics": batch_metrics(features)[0].to_dict(), "gait": analysis.row(0),
+            "human_like_met": {name: bool(ok[0]) for name, ok in met(analysis).items()}}
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    scene = compile_scene(Scene(args.body, start_speed=WALKING_START_SPEED))
+    kind = controller_for(scene)
+    if kind is None:
+        raise UserError(f"no structured controller walks {args.body} yet")
+    controller = make_controller(kind, scene)
+    program = RewardProgram.from_source(OBJECTIVE.replace("TARGET_SPEED", repr(args.speed)))
+    config = SearchConfig(population=args.population, generations=args.generations, sigma=args.sigma,
+                          max_seconds=None if args.minutes is None else 60 * args.minutes,
+                          perturbations=perturbations(args))
+    search = PolicySearch(scene, controller, GaitObjective(program, args.human_weight), config,
+                          duration_s=args.duration, seed=args.seed)
+    begin = time.perf_counter()
+
+    def show(generation: int, scores) -> None:
+        print(f"generation {generation}: alive {scores.alive[0]:.2f}, return {scores.returns[0]:.3f} "
+              f"({time.perf_counter() - begin:.0f} s)", flush=True)
+
+    with Simulator(scene, nthread=args.threads) as sim:
+        best, _, log = search.run(sim, start_vector(args, controller, args.body), show)
+        measured = measure(scene, sim, controller, best)
+    found_by = {"script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
+                "objective": OBJECTIVE.strip(), "target_speed": args.speed, "human_weight": args.human_weight,
+                "start_speed": WALKING_START_SPEED, "generations": log.generations, "evaluations": log.evaluations,
+                "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,
+                "best_return": log.best_return, "date": datetime.date.today().isoformat(),
+                "machine": f"{platform.machine()}, {platform.python_version()}"}
+    Policy.of(controller, args.body, best).save(Path(args.out), found_by=found_by, measured=measured)
+    print(json.dumps(measured, indent=1))
+
+
+if __name__ == "__main__":
+    run_script(main, "find_gait.py")

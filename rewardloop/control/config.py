@@ -1,0 +1,156 @@
+"""The optimizers' settings and progress reports: plain frozen records that every optimizer module reads.
+
+Kept apart from the optimizers themselves so that the registry (`rewardloop.control.optimizer`) imports the
+optimizers and they import only this, never each other.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from rewardloop.control.lowlevel import PDGains
+from rewardloop.control.muscles import MuscleGains
+from rewardloop.errors import UserError, unknown_name
+
+OPTIMIZER_KINDS = ("mppi", "cem", "predictive", "search")
+"""Names of the optimizers in rewardloop.control.optimizer.OPTIMIZERS (checked to match there)."""
+
+
+@dataclass(frozen=True)
+class PlannerConfig:
+    """The sampling planner's settings."""
+
+    samples: int = 64
+    """Sampled plans per planning iteration (sample 0 is the current plan)."""
+    horizon_s: float = 0.3
+    """Planning horizon (s)."""
+    replan_every: int = 4
+    """Physics steps of the body executed between replans."""
+    planning_dt: float | None = 0.01
+    """Timestep of the planner's rollouts (s); None uses the body's own. Never affects the executed motion."""
+    knots: int = 4
+    """Spline knots over the horizon."""
+    elite_fraction: float = 0.1
+    """Fraction of samples in the elite set."""
+    iterations: int = 1
+    """Planning iterations per replan."""
+    noise: float = 0.08
+    """Sampling noise standard deviation as a fraction of each target's range (the maximum for CEM)."""
+    min_noise: float = 0.01
+    """Lower bound of the noise, as a fraction of each target's range."""
+    temperature: float = 0.2
+    """MPPI temperature, relative to the spread of elite returns."""
+    pd: PDGains = field(default_factory=PDGains)
+    """Low-level PD gains of torque bodies."""
+    muscle: MuscleGains = field(default_factory=MuscleGains)
+    """Low-level muscle controller gains of muscle bodies."""
+
+    def __post_init__(self) -> None:
+        checks = {
+            "samples must be at least 2": self.samples >= 2,
+            "horizon_s must be positive": self.horizon_s > 0,
+            "replan_every must be at least 1": self.replan_every >= 1,
+            "planning_dt must be positive": self.planning_dt is None or self.planning_dt > 0,
+            "knots must be at least 1": self.knots >= 1,
+            "elite_fraction must be in (0, 1]": 0 < self.elite_fraction <= 1,
+            "iterations must be at least 1": self.iterations >= 1,
+            "noise must be positive and min_noise within [0, noise]": 0 <= self.min_noise <= self.noise > 0,
+            "temperature must be positive": self.temperature > 0,
+        }
+        problems = [message for message, ok in checks.items() if not ok]
+        if problems:
+            raise UserError("bad planner config: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class Perturbations:
+    """What every candidate is also tried under, for robustness. The score is the average over all."""
+
+    pushes: tuple[tuple[float, float], ...] = ()
+    """(time s, sideways velocity kick m/s; + pushes left) applied to the whole body; each entry one more run."""
+    param_noise: float = 0.0
+    """Relative noise on every parameter (e.g. 0.03 for ±3 %), one more run per `noise_draws`."""
+    noise_draws: int = 0
+    """Runs with independently drawn parameter noise."""
+
+    def __post_init__(self) -> None:
+        if self.param_noise < 0 or self.noise_draws < 0:
+            raise UserError("param_noise and noise_draws must not be negative")
+
+    @property
+    def runs(self) -> int:
+        """Runs per candidate: the unperturbed one, one per push, one per noise draw."""
+        return 1 + len(self.pushes) + self.noise_draws
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Settings of a policy search: CMA-ES over a structured controller's parameters."""
+
+    controller: str | None = None
+    """Registry name in CONTROLLERS; None picks the one that walks the scene's body."""
+    population: int = 12
+    """Candidates per generation (CMA-ES λ)."""
+    generations: int = 24
+    """Generations to run (fewer if `max_seconds` runs out)."""
+    sigma: float = 0.05
+    """Initial step size, as a fraction of each parameter's range."""
+    segment_s: float = 0.5
+    """Simulated time between checks for a fall (s)."""
+    max_seconds: float | None = 90.0
+    """Stop starting new generations after this much wall time (s); None: no limit."""
+    warm_start: bool = True
+    """Start from the body's shipped gait (else from the controller's defaults)."""
+    perturbations: Perturbations = field(default_factory=Perturbations)
+    """Robustness: what each candidate is also tried under."""
+
+    def __post_init__(self) -> None:
+        checks = {
+            "population must be at least 4": self.population >= 4,
+            "generations must be at least 0": self.generations >= 0,
+            "sigma must be in (0, 1]": 0 < self.sigma <= 1,
+            "segment_s must be positive": self.segment_s > 0,
+            "max_seconds must be positive": self.max_seconds is None or self.max_seconds > 0,
+        }
+        problems = [message for message, ok in checks.items() if not ok]
+        if problems:
+            raise UserError("bad policy search config: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
+class OptimizerConfig:
+    """Which optimizer, its planner, and how long a motion to produce."""
+
+    kind: str = "mppi"
+    """Registry name in rewardloop.control.optimizer.OPTIMIZERS."""
+    planner: PlannerConfig = field(default_factory=PlannerConfig)
+    """Settings of the posture-space planners (mppi, cem, predictive)."""
+    search: SearchConfig = field(default_factory=SearchConfig)
+    """Settings of the policy search (search)."""
+    duration_s: float = 10.0
+    """Length of the executed motion (s)."""
+    nthread: int | None = None
+    """Threads for batched rollouts; None uses one per core."""
+
+    def __post_init__(self) -> None:
+        if self.kind not in OPTIMIZER_KINDS:
+            raise unknown_name("optimizer", self.kind, OPTIMIZER_KINDS)
+        if not (math.isfinite(self.duration_s) and self.duration_s > 0):
+            raise UserError(f"duration_s must be a positive finite number, got {self.duration_s}")
+        if self.nthread is not None and self.nthread < 1:
+            raise UserError(f"nthread must be at least 1, got {self.nthread}")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far an optimization has got."""
+
+    fraction: float
+    """Fraction of the motion executed (0..1)."""
+    sim_time: float
+    """Simulated time executed so far (s)."""
+    best_return: float
+    """Best sampled return (mean reward per step) of the latest planning iteration."""
+    message: str
+    """One line for a progress display."""

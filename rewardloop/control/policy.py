@@ -1,0 +1,83 @@
+"""Policies: a controller kind and its parameters, saved beside a trajectory and replayable in other scenes.
+
+A policy file is JSON: {"controller": kind, "body": name, "params": {name: value}, ...}; extra keys (how it was
+found, what it measured) are kept for people and ignored here. Shipped gaits live in `control/gaits/BODY.json`
+and are the warm start of every policy search on that body.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rewardloop.control.controllers import Controller
+from rewardloop.errors import UserError
+
+POLICY_FILE = "policy.json"
+"""Name of the policy file inside a saved trajectory directory."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A structured controller's kind and parameter values."""
+
+    controller: str
+    """Registry name in CONTROLLERS."""
+    body: str
+    """The body the parameters were found for."""
+    params: dict[str, float]
+    """Parameter name -> value (units in the controller's parameter table)."""
+
+    def vector(self, controller: Controller) -> np.ndarray:
+        """[P] the parameters in the controller's order (its defaults for names not given)."""
+        if controller.kind != self.controller:
+            raise UserError(f"this policy is for the {self.controller!r} controller, not {controller.kind!r}")
+        return controller.space.vector(self.params)
+
+    @classmethod
+    def of(cls, controller: Controller, body: str, vector: np.ndarray) -> Policy:
+        """The policy running `controller` with [P] `vector`."""
+        return cls(controller.kind, body, controller.space.named(vector))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"controller": self.controller, "body": self.body, "params": dict(self.params)}
+
+    def save(self, path: str | Path, **extra: Any) -> Path:
+        """Write the policy (and any `extra` keys, e.g. how it was found) as JSON."""
+        path = Path(path)
+        path.write_text(json.dumps({**self.to_dict(), **extra}, indent=1) + "\n")
+        return path
+
+    @classmethod
+    def from_dict(cls, data: Any, origin: str = "policy") -> Policy:
+        """Inverse of to_dict; a UserError naming `origin` when it is not a policy."""
+        try:
+            params = {str(name): float(value) for name, value in data["params"].items()}
+            return cls(str(data["controller"]), str(data["body"]), params)
+        except (KeyError, TypeError, ValueError, AttributeError) as error:
+            raise UserError(f"{origin} is not a rewardloop policy (controller, body, params): {error!r}") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> Policy:
+        """Read a policy file, or the policy.json inside a saved trajectory directory."""
+        path = Path(path)
+        if path.is_dir():
+            path = path / POLICY_FILE
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise UserError(f"cannot read policy file {path}: {error}") from None
+        return cls.from_dict(data, str(path))
+
+
+def shipped_gait(body: str) -> Policy | None:
+    """The gait shipped for `body` (control/gaits/BODY.json), or None when there is none."""
+    resource = resources.files("rewardloop.control") / "gaits" / f"{body}.json"
+    if not resource.is_file():
+        return None
+    return Policy.from_dict(json.loads(resource.read_text()), f"shipped gait {body}.json")
