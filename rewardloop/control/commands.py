@@ -133,9 +133,10 @@ def _replay(args: argparse.Namespace) -> int:
 
     positive_number(args.duration, flag="--duration")
     out = writable_directory(args.out, flag="--out") if args.out else None
-    policy = shipped_gait(args.body or "humanoid") if args.policy == "shipped" else Policy.load(args.policy)
+    body = args.body or "humanoid"
+    policy = shipped_gait(body) if args.policy == "shipped" else Policy.load(args.policy)
     if policy is None:
-        raise UserError(f"no shipped gait for {args.body}")
+        raise UserError(f"no shipped gait for {body}")
     args.body = args.body or policy.body
     scene = compile_scene(dataclasses.replace(scene_from_args(args), physics=physics_from_args(args)))
     controller = make_controller(policy.controller, scene)

@@ -176,18 +176,21 @@ class Carry(NamedTuple):
     """[B, memory_size] the controller's memory (zeros at the start of a motion)."""
     queue: np.ndarray
     """[B, latency, nu] commands on their way to the actuators (NaN before the first command)."""
+    sensed: np.ndarray
+    """[B, nsensor] the latest sensor readings (NaN before the motion starts: the initial state's own)."""
 
     @classmethod
     def fresh(cls, controller: Controller, scene: CompiledScene, batch: int) -> Carry:
-        latency = scene.scene.physics.latency_steps
-        return cls(np.zeros((batch, controller.memory_size)), np.full((batch, latency, scene.model.nu), np.nan))
+        latency, model = scene.scene.physics.latency_steps, scene.model
+        return cls(np.zeros((batch, controller.memory_size)), np.full((batch, latency, model.nu), np.nan),
+                   np.full((batch, model.nsensordata), np.nan))
 
     def rows(self, index: np.ndarray) -> Carry:
         """A copy of some trajectories' carry (write it back with `put`)."""
-        return Carry(self.memory[index], self.queue[index])
+        return Carry(self.memory[index], self.queue[index], self.sensed[index])
 
     def put(self, index: np.ndarray, part: Carry) -> None:
-        self.memory[index], self.queue[index] = part.memory, part.queue
+        self.memory[index], self.queue[index], self.sensed[index] = part.memory, part.queue, part.sensed
 
 
 def run_controller(sim: Simulator, controller: Controller, params: np.ndarray, *, nstep: int,
@@ -199,8 +202,8 @@ def run_controller(sim: Simulator, controller: Controller, params: np.ndarray, *
       params: [B, P] one parameter vector per trajectory.
       nstep: physics steps to simulate.
       initial_state: [nstate] or [B, nstate]; the scene's standing state by default.
-      carry: the controller's memory and commands in flight, updated in place (continue a motion in segments);
-        a fresh one when None.
+      carry: the controller's memory, commands in flight and latest sensors, updated in place (continue a
+        motion in segments: the segments then give the very motion of one run); a fresh one when None.
     """
     params = np.ascontiguousarray(params, dtype=float)
     if params.ndim != 2 or params.shape[1] != controller.space.size:
@@ -211,8 +214,11 @@ def run_controller(sim: Simulator, controller: Controller, params: np.ndarray, *
         commands = controller.act(now, sensed, carry.memory[rows], params[rows])
         return _delayed(carry.queue[rows], commands)
 
-    return sim.closed_loop(feedback, batch=len(params), nstep=nstep, chunk=controller.chunk,
-                           initial_state=initial_state)
+    started = not np.isnan(carry.sensed).any()
+    rollouts = sim.closed_loop(feedback, batch=len(params), nstep=nstep, chunk=controller.chunk,
+                               initial_state=initial_state, sensed=carry.sensed if started else None)
+    carry.sensed[:] = rollouts.sensordata[:, -1]
+    return rollouts
 
 
 def _delayed(queue: np.ndarray, commands: np.ndarray) -> np.ndarray:

@@ -70,7 +70,8 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
     Args:
       params: [B, P] parameter vectors.
       initial_state: [nstate] start state.
-      pushes: (step, [B, 3] velocity change of the root (m/s)) applied before that step (a segment starts there).
+      pushes: (step, [B, 3] velocity change of the root (m/s)) applied before that step (a segment starts there;
+        the step is rounded to a whole number of controller updates, as is `segment`).
     Returns:
       (rollouts [B, T, ·], with garbage after each trajectory's lived steps; [B] lived steps).
     """
@@ -81,8 +82,10 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
     now = np.repeat(np.asarray(initial_state, float)[None], batch, axis=0)
     initial, carry = now.copy(), Carry.fresh(controller, scene, batch)
     lived, alive = np.zeros(batch, dtype=int), np.arange(batch)
-    qvel = 1 + scene.model.nq
-    bounds = sorted(set(range(0, nstep, segment)) | {at for at, _ in pushes if 0 <= at < nstep} | {nstep})
+    qvel, chunk = 1 + scene.model.nq, controller.chunk
+    pushes = [(chunk * round(at / chunk), kick) for at, kick in pushes]  # segments hold whole controller updates
+    every = chunk * max(1, round(segment / chunk))
+    bounds = sorted(set(range(0, nstep, every)) | {at for at, _ in pushes if 0 <= at < nstep} | {nstep})
     for start, stop in itertools.pairwise(bounds):
         for at, kick in pushes:
             if at == start:
@@ -171,7 +174,9 @@ class PolicySearch:
     def run(self, sim: Simulator, start: np.ndarray,
             progress: Callable[[int, Scores], None] | None = None) -> tuple[np.ndarray, Scores, SearchLog]:
         """Search from [P] `start`; -> (best [P] parameters, their scores, the log)."""
-        import cma
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # cma warns that it cannot plot without matplotlib
+            import cma
 
         begin, config = time.perf_counter(), self.config
         best, best_scores = start, self.evaluate(sim, start[None])

@@ -128,22 +128,24 @@ class Simulator:
         return Rollouts(initial, state, sensordata, control)
 
     def closed_loop(self, policy: Feedback, *, batch: int, nstep: int, chunk: int,
-                    initial_state: np.ndarray | None = None) -> Rollouts:
+                    initial_state: np.ndarray | None = None, sensed: np.ndarray | None = None) -> Rollouts:
         """Step a batch in chunks, asking `policy` for the next chunk's controls from the current state.
 
         A muscle controller needing feedback every few milliseconds uses a chunk of a few steps. A batch of at
-        least two rows per thread is pipelined, one group of rows per thread.
+        least two rows per thread is pipelined, one group of rows per thread. `sensed` [B, nsensor] is what the
+        policy sees first (the last sensors of a motion this one continues); by default the initial state's own.
         """
         if chunk < 1 or nstep < 1:
             raise UserError("nstep and chunk must be positive")
         initial = self._initial(initial_state, batch)
+        sensed = self.sense(initial) if sensed is None else np.asarray(sensed, dtype=float)
         if self._groups is None or batch < 2 * self.nthread:
             step = self._step_into(self._pool, self._data)
-            parts = [self._chunks(policy, initial, slice(0, batch), nstep, chunk, step)]
+            parts = [self._chunks(policy, initial, sensed, slice(0, batch), nstep, chunk, step)]
         else:
             bounds = np.linspace(0, batch, self.nthread + 1).round().astype(int)
-            jobs = [self._groups.submit(self._chunks, policy, initial[lo:hi], slice(lo, hi), nstep, chunk,
-                                        self._step_into(self._solo[group], [self._data[group]]))
+            jobs = [self._groups.submit(self._chunks, policy, initial[lo:hi], sensed[lo:hi], slice(lo, hi), nstep,
+                                        chunk, self._step_into(self._solo[group], [self._data[group]]))
                     for group, (lo, hi) in enumerate(pairwise(bounds))]
             parts = [job.result() for job in jobs]
         state, sensordata, control = (np.concatenate(p, axis=0) for p in zip(*parts, strict=True))
@@ -170,7 +172,7 @@ class Simulator:
                             sensordata=sensordata)
         return step
 
-    def _chunks(self, policy: Feedback, now: np.ndarray, rows: slice, nstep: int, chunk: int,
+    def _chunks(self, policy: Feedback, now: np.ndarray, sensed: np.ndarray, rows: slice, nstep: int, chunk: int,
                 step: Step) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The chunk loop for `rows` from [b, nstate] `now`: -> [b, T, nstate], [b, T, nsensor], [b, T, nu].
 
@@ -181,7 +183,6 @@ class Simulator:
         state = np.empty((blocks, rowcount, chunk, self.scene.nstate))
         sensordata = np.empty((blocks, rowcount, chunk, self.model.nsensordata))
         control = np.empty((blocks, rowcount, chunk, self.model.nu))
-        sensed = self.sense(now)
         for block in range(blocks):
             given = np.asarray(policy(now, sensed, block * chunk, rows), dtype=float)
             if given.ndim != 3 or given.shape[1] < min(chunk, nstep - block * chunk):

@@ -1,0 +1,596 @@
+"""Structured controllers and policy search: parameter spaces, the gait machine, latency, early-stopped
+rollouts, scoring, CMA-ES search, policies on disk, scene physics options and the replay command.
+
+Every rollout here is short (at most 0.5 s of simulated time, batches of at most 4) to keep the file fast.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rewardloop.cli import main
+from rewardloop.control.config import OPTIMIZER_KINDS, OptimizerConfig, Perturbations, SearchConfig
+from rewardloop.control.controllers import (
+    Carry,
+    Parameter,
+    ParameterSpace,
+    controller_for,
+    make_controller,
+    run_controller,
+)
+from rewardloop.control.gait_machine import CLOCK, PARAMETERS, STANCE
+from rewardloop.control.metrics import fall_mask
+from rewardloop.control.optimizer import OPTIMIZERS, default_kind, optimize
+from rewardloop.control.policy import POLICY_FILE, Policy, shipped_gait
+from rewardloop.control.search import (
+    PolicySearch,
+    Scores,
+    lived_returns,
+    pushed_motion,
+    segment_rollouts,
+)
+from rewardloop.control.trajectory import Trajectory
+from rewardloop.errors import UserError
+from rewardloop.reward import load_reward
+from rewardloop.reward.canonical import canonical
+from rewardloop.sim.rollout import Rollouts, Simulator
+from rewardloop.sim.scene import (
+    RANDOMIZATION,
+    WALKING_START_SPEED,
+    Physics,
+    Scene,
+    compile_scene,
+    random_physics,
+)
+from rewardloop.sim.terrain import Terrain
+
+
+@pytest.fixture(scope="module")
+def humanoid_walking():
+    """The humanoid on flat ground at the walking start (1 m/s forward)."""
+    return compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
+
+
+@pytest.fixture(scope="module")
+def walk():
+    """The canonical walking reward, evaluated in-process."""
+    with load_reward(canonical("walk"), trusted=True) as reward:
+        yield reward
+
+
+def spread_params(count: int, seed: int) -> np.ndarray:
+    """[count, P] distinct gait machine parameter vectors between 30 % and 70 % of each parameter's range."""
+    unit = np.random.default_rng(seed).uniform(0.3, 0.7, size=(count, PARAMETERS.size))
+    return PARAMETERS.low + unit * (PARAMETERS.high - PARAMETERS.low)
+
+
+# --- parameter spaces -----------------------------------------------------------------------------------------
+
+TINY_SPACE = ParameterSpace((Parameter("a", 0.0, 1.0, 0.5, "-", "first"),
+                             Parameter("b", -2.0, 2.0, 0.0, "m", "second")))
+
+
+def test_parameter_space_vector_and_named_round_trip():
+    # defaults [0.5, 0.0]; setting b=1.5 gives [0.5, 1.5]; over base [0.1, -1] setting a=0.9 gives [0.9, -1]
+    assert np.array_equal(TINY_SPACE.vector({"b": 1.5}), [0.5, 1.5])
+    assert np.array_equal(TINY_SPACE.vector({"a": 0.9}, base=np.array([0.1, -1.0])), [0.9, -1.0])
+    assert TINY_SPACE.named(np.array([0.25, -2.0])) == {"a": 0.25, "b": -2.0}
+    assert (TINY_SPACE.names, TINY_SPACE.size, TINY_SPACE.index("b")) == (("a", "b"), 2, 1)
+    assert np.array_equal(TINY_SPACE.low, [0.0, -2.0]) and np.array_equal(TINY_SPACE.high, [1.0, 2.0])
+    # the gait machine's whole space: vector(named(v)) is v again, and the base is not written to
+    base = spread_params(1, seed=0)[0]
+    kept = base.copy()
+    assert np.array_equal(PARAMETERS.vector(PARAMETERS.named(base)), base)
+    PARAMETERS.vector({"speed": 2.0}, base=base)
+    assert np.array_equal(base, kept)
+
+
+def test_parameter_space_errors():
+    with pytest.raises(UserError, match="unknown controller parameter 'c'; choose one of: a, b"):
+        TINY_SPACE.index("c")
+    with pytest.raises(UserError, match="unknown controller parameter 'c'"):
+        TINY_SPACE.vector({"c": 0.0})
+    with pytest.raises(UserError, match=r"a=1.5 is outside its bounds \[0.0, 1.0\]"):
+        TINY_SPACE.vector({"a": 1.5})
+    with pytest.raises(UserError, match="outside its bounds"):  # NaN compares False with both bounds
+        TINY_SPACE.vector({"b": float("nan")})
+    with pytest.raises(ValueError, match=r"parameter x: default 3 outside \[0, 1\]"):
+        ParameterSpace((Parameter("x", 0, 1, 3, "-", "bad default"),))
+
+
+# --- the controller registry ----------------------------------------------------------------------------------
+
+def test_make_controller_and_controller_for(humanoid_flat, myolegs_flat):
+    assert controller_for(humanoid_flat) == "gait_machine"
+    assert controller_for(myolegs_flat) is None
+    assert make_controller("gait_machine", humanoid_flat).space is PARAMETERS
+    with pytest.raises(UserError, match="unknown controller 'walker'; choose one of: gait_machine"):
+        make_controller("walker", humanoid_flat)
+    with pytest.raises(UserError, match="'gait_machine' drives torque bodies; myolegs has muscle actuators"):
+        make_controller("gait_machine", myolegs_flat)
+
+
+def test_run_controller_rejects_parameters_of_the_wrong_shape(humanoid_flat):
+    controller = make_controller("gait_machine", humanoid_flat)
+    with Simulator(humanoid_flat, nthread=1) as sim, pytest.raises(UserError, match=r"shape \[B, 28\], got \(28,\)"):
+        run_controller(sim, controller, PARAMETERS.default, nstep=2)
+
+
+def test_default_kind_and_registry(humanoid_flat, myolegs_flat):
+    assert tuple(OPTIMIZERS) == OPTIMIZER_KINDS
+    assert default_kind(humanoid_flat) == "search"  # the humanoid has a gait machine
+    assert default_kind(humanoid_flat, locomotion=False) == "mppi"  # a posture task: no gait
+    assert default_kind(myolegs_flat) == "mppi"  # no structured controller for muscles
+
+
+def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat, walk):
+    config = OptimizerConfig(kind="search", duration_s=0.1)
+    with pytest.raises(UserError, match="no structured controller walks myolegs"):
+        optimize(myolegs_flat, walk, config, seed=0)
+
+
+# --- the gait machine -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("count", [3, 4])  # 3 < 2 × 2 threads: one pooled rollout; 4: one row group per thread
+def test_gait_machine_batch_equals_each_row_alone(humanoid_walking, count):
+    controller = make_controller("gait_machine", humanoid_walking)
+    params = spread_params(count, seed=1)
+    with Simulator(humanoid_walking, nthread=2) as sim:
+        together = run_controller(sim, controller, params, nstep=60)
+        alone = [run_controller(sim, controller, params[i : i + 1], nstep=60) for i in range(count)]
+    for i in range(count):
+        np.testing.assert_array_equal(together.control[i], alone[i].control[0])
+        np.testing.assert_array_equal(together.state[i], alone[i].state[0])
+    # the rows really differ, so a mix-up of rows would be seen
+    assert not np.allclose(together.control[0], together.control[1])
+
+
+def test_gait_machine_memory_counts_the_swing_clock(humanoid_walking):
+    # Default swing_time 0.38 s and swing_min 0.6: no touchdown may end a swing before 0.6 × 0.38 = 0.228 s, and
+    # none is forced before 2 × 0.38 s. So after 40 steps of 5 ms (0.2 s) the left leg (0) still stands and the
+    # clock reads 40 × 0.005 = 0.2 s since the swing began.
+    controller = make_controller("gait_machine", humanoid_walking)
+    carry = Carry.fresh(controller, humanoid_walking, 2)
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        run_controller(sim, controller, np.repeat(PARAMETERS.default[None], 2, axis=0), nstep=40, carry=carry)
+    np.testing.assert_array_equal(carry.memory[:, STANCE], [0.0, 0.0])
+    np.testing.assert_allclose(carry.memory[:, CLOCK], [0.2, 0.2])
+
+
+# --- latency --------------------------------------------------------------------------------------------------
+
+class Ramp:
+    """A state-blind controller for testing delays: every motor gets slope × (the step the command is for).
+
+    The commands ignore the state, so a delayed motion issues the same commands as an undelayed one and only
+    their arrival differs.
+    """
+
+    kind = "ramp"
+    space = ParameterSpace((Parameter("slope", 0.0, 0.1, 0.01, "1/step", "command per step"),))
+    chunk = 3
+    memory_size = 1
+
+    def __init__(self, nu: int):
+        self.nu = nu
+
+    def act(self, state, sensed, memory, params):
+        step = memory[:, :1] + np.arange(self.chunk)  # [b, chunk] the steps these commands are for
+        memory[:, 0] += self.chunk
+        return np.repeat((params[:, :1] * step)[:, :, None], self.nu, axis=2)
+
+
+@pytest.mark.parametrize("latency", [2, 4])  # shorter and longer than the Ramp's chunk of 3 steps
+def test_latency_delays_commands_by_whole_steps(latency):
+    scene = compile_scene(Scene("humanoid", Terrain("flat"), physics=Physics(latency_steps=latency)))
+    ramp, slopes = Ramp(scene.model.nu), np.array([[0.01], [0.02]])
+    with Simulator(scene, nthread=1) as sim:
+        delayed = run_controller(sim, ramp, slopes, nstep=12)
+    # Undelayed, step t gets slope·t. Delayed by k, step t gets the command issued k steps earlier, slope·(t − k);
+    # before the first command arrives (t < k) the motors hold it, slope·0. k = 2, slope 0.01:
+    # 0, 0, 0, 0.01, 0.02, ..., 0.09.
+    t = np.arange(12)
+    expected = slopes * np.maximum(t - latency, 0)
+    np.testing.assert_allclose(delayed.control[:, :, 0], expected)
+    np.testing.assert_array_equal(delayed.control, np.repeat(delayed.control[:, :, :1], scene.model.nu, axis=2))
+
+
+def test_latency_carries_over_segments():
+    # In segments of 6 steps (two Ramp chunks) the commands in flight and the Ramp's step count go on from one
+    # segment to the next: the same controls as one 12-step run.
+    scene = compile_scene(Scene("humanoid", Terrain("flat"), physics=Physics(latency_steps=2)))
+    ramp, slopes = Ramp(scene.model.nu), np.array([[0.01], [0.02]])
+    with Simulator(scene, nthread=1) as sim:
+        whole = run_controller(sim, ramp, slopes, nstep=12)
+        parts, lived = segment_rollouts(sim, ramp, slopes, nstep=12, segment=6, initial_state=scene.initial_state,
+                                        stop_on_fall=False)
+    np.testing.assert_array_equal(lived, [12, 12])
+    np.testing.assert_array_equal(parts.control, whole.control)
+
+
+def test_gait_machine_latency_shifts_its_first_commands(humanoid_walking):
+    # Latency k = 3. Undelayed, the gait machine issues u0 from the start state and u1 from the state after u0.
+    # Delayed, it issues the same u0 (same state, same memory), the motors hold u0 for steps 0..k-1 and get
+    # u0 again at step k; the state after step 0 is the same, so the command issued at step 1 is u1 and
+    # arrives at step k + 1. Later commands come from states that saw other controls.
+    latency = 3
+    scene = compile_scene(dataclasses.replace(humanoid_walking.scene, physics=Physics(latency_steps=latency)))
+    params = spread_params(2, seed=2)
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        prompt = run_controller(sim, make_controller("gait_machine", humanoid_walking), params, nstep=8)
+    with Simulator(scene, nthread=1) as sim:
+        delayed = run_controller(sim, make_controller("gait_machine", scene), params, nstep=8)
+    for t in range(latency + 1):
+        np.testing.assert_array_equal(delayed.control[:, t], prompt.control[:, 0])
+    np.testing.assert_array_equal(delayed.control[:, latency + 1], prompt.control[:, 1])
+    assert not np.allclose(prompt.control[:, 1], prompt.control[:, 0])  # a real shift, not constant controls
+
+
+def test_fresh_carry_holds_no_commands_yet():
+    scene = compile_scene(Scene("humanoid", Terrain("flat"), physics=Physics(latency_steps=3)))
+    carry = Carry.fresh(make_controller("gait_machine", scene), scene, 2)
+    assert carry.memory.shape == (2, 2) and not carry.memory.any()
+    assert carry.queue.shape == (2, 3, scene.model.nu) and np.isnan(carry.queue).all()
+
+
+# --- early-stopped rollouts and their scores ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pushed_pair(humanoid_flat):
+    """Standing humanoid under the default gait machine, row 1 kicked sideways at 4 m/s at the start; 0.5 s in
+    segments of 20 steps, with and without early stopping."""
+    controller = make_controller("gait_machine", humanoid_flat)
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    kick = np.array([[0.0, 0.0, 0.0], [0.0, 4.0, 0.0]])
+    with Simulator(humanoid_flat, nthread=2) as sim:
+        runs = {stop: segment_rollouts(sim, controller, params, nstep=100, segment=20,
+                                       initial_state=humanoid_flat.initial_state, pushes=[(0, kick)],
+                                       stop_on_fall=stop) for stop in (True, False)}
+    return runs
+
+
+def test_segment_rollouts_stops_after_the_segment_of_a_fall(humanoid_flat, pushed_pair):
+    (stopped, lived), (full, lived_full) = pushed_pair[True], pushed_pair[False]
+    np.testing.assert_array_equal(lived_full, [100, 100])
+    falls = fall_mask(full.features(humanoid_flat))
+    assert not falls[0].any() and falls[1].any()  # only the kicked row falls within 0.5 s
+    # The kicked row is stopped at the end of the 20-step segment holding its first fall (it fell at step 72 when
+    # this was written: segment [60, 80), so 80 lived steps); the other lives all 100.
+    first = int(np.argmax(falls[1]))
+    assert lived.tolist() == [100, (first // 20 + 1) * 20]
+    assert lived[1] < 100
+    for row in range(2):
+        np.testing.assert_array_equal(stopped.state[row, : lived[row]], full.state[row, : lived[row]])
+        np.testing.assert_array_equal(stopped.control[row, : lived[row]], full.control[row, : lived[row]])
+
+
+def test_lived_returns_equal_each_row_alone(humanoid_flat, walk):
+    controller = make_controller("gait_machine", humanoid_flat)
+    with Simulator(humanoid_flat, nthread=2) as sim:
+        rollouts = run_controller(sim, controller, spread_params(4, seed=3), nstep=40)
+    lived = np.array([40, 25, 40, 10])
+    calls = []
+
+    def counting(features):
+        calls.append(features.batch_shape)
+        return walk(features)
+
+    returns = lived_returns(humanoid_flat, counting, rollouts, lived)
+    assert sorted(calls) == [(1, 10), (1, 25), (2, 40)]  # one reward call per episode length
+    for row, length in enumerate(lived):
+        part = Rollouts(rollouts.initial_state[row : row + 1], rollouts.state[row : row + 1, :length],
+                        rollouts.sensordata[row : row + 1, :length], rollouts.control[row : row + 1, :length])
+        assert returns[row] == pytest.approx(walk(part.features(humanoid_flat)).returns()[0], rel=1e-12)
+
+
+def test_scores_rank_alive_first_then_return():
+    # Alive fractions are compared to 3 decimals: 0.9996 -> 1.0 ties with 1.0. Among the four alive to the end,
+    # returns 0.7 (row 3) > 0.5 (row 2) > 0.2 (row 0) > NaN (row 4, ranked as -inf); row 1 lived half the motion
+    # and comes last despite the highest return, 0.9.
+    scores = Scores(alive=np.array([1.0, 0.5, 1.0, 0.9996, 1.0]), returns=np.array([0.2, 0.9, 0.5, 0.7, np.nan]))
+    assert scores.ranking().tolist() == [3, 2, 0, 4, 1]
+
+
+# --- policy search --------------------------------------------------------------------------------------------
+
+TINY_SEARCH = SearchConfig(population=4, generations=2, sigma=0.1, segment_s=0.25, max_seconds=None)
+
+
+def test_policy_search_is_deterministic_and_keeps_the_best(humanoid_walking, walk):
+    controller = make_controller("gait_machine", humanoid_walking)
+    start = PARAMETERS.default
+
+    def search():
+        generations = []
+        with Simulator(humanoid_walking, nthread=2) as sim:
+            result = PolicySearch(humanoid_walking, controller, walk, TINY_SEARCH, duration_s=0.5, seed=7).run(
+                sim, start, lambda generation, best: generations.append(generation))
+        return (*result, generations)
+
+    best, scores, log, generations = search()
+    again, _, log_again, _ = search()
+    np.testing.assert_array_equal(best, again)
+    assert log.history == log_again.history
+    assert generations == [1, 2]
+    assert (log.generations, log.evaluations) == (2, 1 + 2 * 4)  # the start, then 2 generations of 4
+    assert 0 < log.steps <= 9 * 100  # at most 9 candidates × 100 steps (fewer after falls)
+    # history[0] is the start; the best kept never gets worse: alive longer, or as long with a higher return
+    keys = [(round(alive, 3), ret) for alive, ret in log.history]
+    assert all(later >= earlier for earlier, later in itertools.pairwise(keys))
+    assert (log.best_alive, log.best_return) == log.history[-1]
+    assert (float(scores.alive[0]), float(scores.returns[0])) == log.history[-1]
+    assert np.all((PARAMETERS.low <= best) & (best <= PARAMETERS.high))
+
+
+def test_policy_search_scores_average_over_pushes(humanoid_flat, walk):
+    # With one push, each candidate runs twice (unpushed, then kicked 4 m/s left at the start): its scores are the
+    # mean of the two runs, each scored as if alone. (A push at 0 s adds no segment seam, so the unpushed run is
+    # the plain one; see test_segments_do_not_change_an_unbroken_motion for why that matters.) Standing start,
+    # checks every 20 steps: unpushed the defaults live all 100 steps and row 1 80; kicked, 80 and 60 (when this
+    # was written), so alive = [(1 + 0.8) / 2, (0.8 + 0.6) / 2] = [0.9, 0.7].
+    controller = make_controller("gait_machine", humanoid_flat)
+    config = dataclasses.replace(TINY_SEARCH, segment_s=0.1)
+    pushing = dataclasses.replace(config, perturbations=Perturbations(pushes=((0.0, 4.0),)))
+    params = np.stack([PARAMETERS.default, spread_params(1, seed=4)[0]])
+    with Simulator(humanoid_flat, nthread=2) as sim:
+        scores = PolicySearch(humanoid_flat, controller, walk, pushing, duration_s=0.5, seed=0).evaluate(sim, params)
+        plain = PolicySearch(humanoid_flat, controller, walk, config, duration_s=0.5, seed=0).evaluate(sim, params)
+        kick = np.array([[0.0, 4.0, 0.0]] * 2)
+        rollouts, lived = segment_rollouts(sim, controller, params, nstep=100, segment=20,
+                                           initial_state=humanoid_flat.initial_state, pushes=[(0, kick)])
+    pushed_alive, pushed_return = lived / 100, lived_returns(humanoid_flat, walk, rollouts, lived)
+    assert not np.array_equal(pushed_alive, plain.alive)  # the push matters
+    np.testing.assert_allclose(scores.alive, (plain.alive + pushed_alive) / 2)
+    np.testing.assert_allclose(scores.returns, (plain.returns + pushed_return) / 2)
+
+
+def test_optimize_search_policy_saves_loads_and_replays(humanoid_walking, walk, tmp_path):
+    config = OptimizerConfig(kind="search", duration_s=0.5, nthread=2,
+                             search=SearchConfig(population=4, generations=1, max_seconds=None))
+    fractions = []
+    trajectory = optimize(humanoid_walking, walk, config, seed=0, progress=lambda p: fractions.append(p.fraction))
+    assert fractions == [1.0]  # one generation of one
+    policy = trajectory.policy
+    assert policy is not None and (policy.controller, policy.body) == ("gait_machine", "humanoid")
+    assert trajectory.rollouts.state.shape[:2] == (1, 100)  # 0.5 s at 5 ms
+    trajectory.save(tmp_path)
+    assert (tmp_path / POLICY_FILE).is_file()
+    assert Policy.load(tmp_path) == policy == Trajectory.load(tmp_path).policy
+    controller = make_controller("gait_machine", humanoid_walking)
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        replay = run_controller(sim, controller, Policy.load(tmp_path / POLICY_FILE).vector(controller)[None],
+                                nstep=100)
+    np.testing.assert_array_equal(replay.state, trajectory.rollouts.state)
+    np.testing.assert_array_equal(replay.control, trajectory.rollouts.control)
+
+
+def test_segments_do_not_change_an_unbroken_motion(humanoid_walking):
+    # Without a fall, rolling out in segments of 20 steps is only bookkeeping: the same motion as one run.
+    controller = make_controller("gait_machine", humanoid_walking)
+    params = PARAMETERS.default[None]
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        whole = run_controller(sim, controller, params, nstep=40)
+        parts, _ = segment_rollouts(sim, controller, params, nstep=40, segment=20,
+                                    initial_state=humanoid_walking.initial_state, stop_on_fall=False)
+    np.testing.assert_array_equal(parts.control, whole.control)
+
+
+def test_pushed_motion_kicks_the_body_sideways(humanoid_walking):
+    # A push of 0.5 m/s to the left at 0.1 s is added to the root's sideways velocity before step 20: the motion
+    # is untouched before it, and right after it the pelvis moves about 0.5 m/s faster to the left than unpushed.
+    controller = make_controller("gait_machine", humanoid_walking)
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        calm = pushed_motion(sim, controller, PARAMETERS.default, duration_s=0.15)
+        pushed = pushed_motion(sim, controller, PARAMETERS.default, duration_s=0.15, pushes=[(0.1, 0.5)])
+    assert pushed.state.shape[:2] == (1, 30)
+    np.testing.assert_array_equal(pushed.state[0, :20], calm.state[0, :20])
+    sideways = 1 + humanoid_walking.model.nq + 1  # qvel of the free root: x, y, z linear velocity first
+    gain = pushed.state[0, 20, sideways] - calm.state[0, 20, sideways]
+    assert gain == pytest.approx(0.5, abs=0.1)
+
+
+# --- policies on disk -----------------------------------------------------------------------------------------
+
+def test_policy_save_and_load(tmp_path):
+    policy = Policy("gait_machine", "humanoid", {"speed": 1.5, "turn_rate": 0.25})
+    path = policy.save(tmp_path / "mine.json", found_by="a test")
+    assert json.loads(path.read_text())["found_by"] == "a test"  # extra keys are kept for people...
+    assert Policy.load(path) == policy  # ...and ignored on loading
+    (tmp_path / "run").mkdir()
+    policy.save(tmp_path / "run" / POLICY_FILE)
+    assert Policy.load(tmp_path / "run") == policy  # a directory reads its policy.json
+
+
+class _Named:
+    kind = "other"
+
+
+def test_policy_vector_fills_defaults_and_checks_the_controller(humanoid_flat):
+    controller = make_controller("gait_machine", humanoid_flat)
+    vector = Policy("gait_machine", "humanoid", {"speed": 1.5}).vector(controller)
+    np.testing.assert_array_equal(vector, PARAMETERS.vector({"speed": 1.5}))
+    with pytest.raises(UserError, match="this policy is for the 'gait_machine' controller, not 'other'"):
+        Policy("gait_machine", "humanoid", {}).vector(_Named())
+    with pytest.raises(UserError, match="unknown controller parameter 'spede'"):
+        Policy("gait_machine", "humanoid", {"spede": 1.5}).vector(controller)
+    with pytest.raises(UserError, match=r"speed=9\.0 is outside its bounds"):
+        Policy("gait_machine", "humanoid", {"speed": 9.0}).vector(controller)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("{not json", "cannot read policy file"),
+    ('{"controller": "gait_machine", "body": "humanoid"}', "is not a rewardloop policy"),  # no params
+    ('{"controller": "gait_machine", "body": "humanoid", "params": [1, 2]}', "is not a rewardloop policy"),
+    ('{"controller": "gait_machine", "body": "humanoid", "params": {"speed": "fast"}}', "is not a rewardloop policy"),
+    ("[1, 2, 3]", "is not a rewardloop policy"),
+])
+def test_malformed_policy_file_is_a_user_error(tmp_path, text, message):
+    path = tmp_path / "policy.json"
+    path.write_text(text)
+    with pytest.raises(UserError, match=message):
+        Policy.load(path)
+
+
+def test_missing_or_binary_policy_file_is_a_user_error(tmp_path):
+    with pytest.raises(UserError, match="cannot read policy file"):
+        Policy.load(tmp_path / "absent.json")
+    with pytest.raises(UserError, match="cannot read policy file"):
+        Policy.load(tmp_path)  # a directory without policy.json
+    (tmp_path / "binary.json").write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(UserError, match="cannot read policy file"):
+        Policy.load(tmp_path / "binary.json")
+
+
+def test_shipped_gait_walks_from_the_walking_start(humanoid_walking):
+    gait = shipped_gait("humanoid")
+    if gait is None:
+        pytest.skip("no shipped humanoid gait (rewardloop/control/gaits/humanoid.json) yet")
+    controller = make_controller(gait.controller, humanoid_walking)
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        motion = pushed_motion(sim, controller, gait.vector(controller), duration_s=3.0)
+    assert not fall_mask(motion.features(humanoid_walking)).any()
+
+
+# --- scene options --------------------------------------------------------------------------------------------
+
+def test_physics_is_applied_to_the_model(humanoid_flat):
+    physics = Physics(friction=0.5, gain=1.5, joint_friction=2.0, latency_steps=3)
+    changed = compile_scene(Scene("humanoid", Terrain("flat"), physics=physics))
+    plain, model = humanoid_flat.model, changed.model
+    np.testing.assert_array_equal(model.geom_friction[:, 0], 0.5)  # every geom's sliding friction
+    np.testing.assert_array_equal(model.geom_friction[:, 1:], plain.geom_friction[:, 1:])  # others kept
+    np.testing.assert_allclose(model.actuator_gear[:, 0], 1.5 * plain.actuator_gear[:, 0])
+    # the free root has 6 dofs (3 linear, 3 angular): no friction there, +2 N·m on each joint below it
+    np.testing.assert_array_equal(model.dof_frictionloss[:6], plain.dof_frictionloss[:6])
+    np.testing.assert_allclose(model.dof_frictionloss[6:], plain.dof_frictionloss[6:] + 2.0)
+    assert "physics friction=0.5, gain=1.5, joint_friction=2, latency_steps=3" in changed.scene.describe()
+    # the defaults change nothing
+    default = compile_scene(Scene("humanoid", Terrain("flat"), physics=Physics()))
+    np.testing.assert_array_equal(default.model.actuator_gear, plain.actuator_gear)
+    np.testing.assert_array_equal(default.model.dof_frictionloss, plain.dof_frictionloss)
+    np.testing.assert_array_equal(default.model.geom_friction, plain.geom_friction)
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"friction": 0.0}, "friction must be within"), ({"gain": 6.0}, "gain must be within"),
+    ({"joint_friction": -1.0}, "joint_friction must be within"), ({"latency_steps": 101}, "latency_steps must be"),
+])
+def test_bad_physics_is_a_user_error(change, message):
+    with pytest.raises(UserError, match=f"bad physics: {message}"):
+        Physics(**change)
+
+
+def test_random_physics_stays_within_the_randomization_ranges():
+    rng = np.random.default_rng(0)
+    draws = [random_physics(rng) for _ in range(50)]
+    for name, (low, high) in RANDOMIZATION.items():
+        values = np.array([getattr(d, name) for d in draws])
+        assert np.all((low <= values) & (values <= high)), name
+        assert values.std() > 0, name  # really drawn
+    assert all(isinstance(d.latency_steps, int) for d in draws)
+    # the same seed draws the same physics
+    assert random_physics(np.random.default_rng(5)) == random_physics(np.random.default_rng(5))
+
+
+def test_start_speed_sets_the_roots_forward_velocity(humanoid_flat, humanoid_walking):
+    # The free root's qvel starts with its linear velocity (x forward, y left, z up): state[1 + nq] is the root's
+    # forward speed (state = [time, qpos, qvel, ...]); everything else is the standing start.
+    nq = humanoid_flat.model.nq
+    assert humanoid_walking.initial_state[1 + nq] == WALKING_START_SPEED == 1.0
+    assert humanoid_flat.initial_state[1 + nq] == 0.0
+    others = np.arange(humanoid_flat.nstate) != 1 + nq
+    np.testing.assert_array_equal(humanoid_walking.initial_state[others], humanoid_flat.initial_state[others])
+    assert "starting at 1 m/s" in humanoid_walking.scene.describe()
+    for bad in (-0.5, 3.5, float("nan")):
+        with pytest.raises(UserError, match="start_speed must be within"):
+            Scene("humanoid", Terrain("flat"), start_speed=bad)
+
+
+# --- no import cycle ------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("module", ["rewardloop.control.mpc", "rewardloop.control.search"])
+def test_optimizers_do_not_import_the_registry(module):
+    code = f"import sys, {module}; print('rewardloop.control.optimizer' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "False"
+
+
+# --- command line ---------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def policy_file(tmp_path):
+    return Policy("gait_machine", "humanoid", PARAMETERS.named(PARAMETERS.default)).save(tmp_path / "gait.json")
+
+
+def test_replay_command_reports_metrics(policy_file, tmp_path, capsys):
+    out = tmp_path / "replayed"
+    code = main(["replay", str(policy_file), "--duration", "0.5", "--terrain", "rough", "--terrain-seed", "3",
+                 "--push", "0.2:0.3", "--out", str(out)])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["metrics"]["duration"] == pytest.approx(0.5)
+    assert "rough" in summary["scene"] and "starting at 1 m/s" in summary["scene"]  # the walking start by default
+    assert set(summary["human_like"]) and isinstance(summary["gait"], dict)
+    saved = Trajectory.load(out)
+    assert saved.policy == Policy.load(policy_file)
+    # the same motion as pushed_motion in that scene
+    scene = compile_scene(Scene("humanoid", Terrain("rough", seed=3), start_speed=WALKING_START_SPEED))
+    controller = make_controller("gait_machine", scene)
+    with Simulator(scene, nthread=1) as sim:
+        motion = pushed_motion(sim, controller, PARAMETERS.default, duration_s=0.5, pushes=[(0.2, 0.3)])
+    np.testing.assert_array_equal(saved.rollouts.state, motion.state)
+
+
+def test_replay_command_with_randomized_physics(policy_file, capsys):
+    assert main(["replay", str(policy_file), "--duration", "0.05", "--randomize", "3"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert "physics friction=" in summary["scene"] and "latency_steps=" in summary["scene"]
+    assert summary["metrics"]["duration"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--push", "soon"], "--push takes T:V (seconds:m/s), e.g. 4:0.5; got soon"),
+    (["--push", "1:2:3"], "--push takes T:V"),
+    (["--gain", "0"], "bad physics: gain must be within (0, 5]"),
+    (["--duration", "-1"], "--duration must be a positive finite number, got -1.0"),
+    (["--body", "myolegs"], "'gait_machine' drives torque bodies"),
+])
+def test_bad_replay_input_is_a_user_error(policy_file, capsys, argv, message):
+    assert main(["replay", str(policy_file), "--duration", "0.05", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+
+
+def test_replay_of_a_missing_policy_is_a_user_error(tmp_path, capsys):
+    assert main(["replay", str(tmp_path / "absent.json"), "--duration", "0.05"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "cannot read policy file" in err
+    assert main(["replay", "shipped", "--body", "myolegs", "--duration", "0.05"]) == 2
+    assert "no shipped gait for myolegs" in capsys.readouterr().err
+
+
+def test_optimize_command_with_policy_search(tmp_path, capsys):
+    code = main(["optimize", "--optimizer", "search", "--generations", "1", "--population", "4", "--duration",
+                 "0.25", "--threads", "2", "--out", str(tmp_path)])
+    assert code == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["optimizer"] == "search" and summary["policy"] == str(tmp_path / POLICY_FILE)
+    assert Policy.load(tmp_path).controller == "gait_machine"
+    assert Trajectory.load(tmp_path).rollouts.state.shape[1] == 50  # 0.25 s at 5 ms
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--population", "2"], "population must be at least 4"),
+    (["--body", "myolegs"], "no structured controller walks myolegs"),
+])
+def test_bad_policy_search_input_is_a_user_error(tmp_path, capsys, argv, message):
+    assert main(["optimize", "--optimizer", "search", "--duration", "0.05", "--out", str(tmp_path), *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
