@@ -76,6 +76,7 @@ class GaitObjective:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--body", default="humanoid")
+    parser.add_argument("--controller", default=None, help="controller kind (default: the one that walks the body)")
     parser.add_argument("--start", default="shipped", help="'shipped', 'default' or a policy file to start from")
     parser.add_argument("--generations", type=int, default=300)
     parser.add_argument("--population", type=int, default=16)
@@ -123,7 +124,7 @@ def measure(scene: CompiledScene, sim: Simulator, controller, vector: np.ndarray
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     scene = compile_scene(Scene(args.body, start_speed=WALKING_START_SPEED))
-    kind = controller_for(scene)
+    kind = args.controller or controller_for(scene)
     if kind is None:
         raise UserError(f"no structured controller walks {args.body} yet")
     controller = make_controller(kind, scene)

@@ -11,8 +11,8 @@ from rewardloop.control.trajectory import Trajectory
 
 
 def test_optimize_command_writes_trajectory(tmp_path, capsys):
-    code = main(["optimize", "--body", "humanoid", "--reward", "walk", "--duration", "0.05", "--samples", "4",
-                 "--horizon", "0.05", "--threads", "1", "--out", str(tmp_path)])
+    code = main(["optimize", "--optimizer", "mppi", "--body", "humanoid", "--reward", "walk", "--duration", "0.05",
+                 "--samples", "4", "--horizon", "0.05", "--threads", "1", "--out", str(tmp_path)])
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     trajectory = Trajectory.load(tmp_path)
@@ -22,8 +22,8 @@ def test_optimize_command_writes_trajectory(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--reward", "nonexistent_reward"], "is neither a canonical reward"),
-    (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, predictive"),
-    (["--samples", "1"], "samples must be at least 2"),
+    (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, predictive, search"),
+    (["--optimizer", "mppi", "--samples", "1"], "samples must be at least 2"),
     (["--duration", "nan"], "--duration must be a positive finite number, got nan"),  # nan <= 0 is False
     (["--duration", "inf"], "--duration must be a positive finite number, got inf"),
 ])

@@ -18,6 +18,7 @@ import pytest
 from rewardloop.cli import main
 from rewardloop.control.config import OPTIMIZER_KINDS, OptimizerConfig, Perturbations, SearchConfig
 from rewardloop.control.controllers import (
+    WALKERS,
     Carry,
     Parameter,
     ParameterSpace,
@@ -44,6 +45,7 @@ from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import (
     RANDOMIZATION,
     WALKING_START_SPEED,
+    WALKING_STRIDE,
     Physics,
     Scene,
     compile_scene,
@@ -65,10 +67,10 @@ def walk():
         yield reward
 
 
-def spread_params(count: int, seed: int) -> np.ndarray:
-    """[count, P] distinct gait machine parameter vectors between 30 % and 70 % of each parameter's range."""
-    unit = np.random.default_rng(seed).uniform(0.3, 0.7, size=(count, PARAMETERS.size))
-    return PARAMETERS.low + unit * (PARAMETERS.high - PARAMETERS.low)
+def spread_params(count: int, seed: int, space: ParameterSpace = PARAMETERS) -> np.ndarray:
+    """[count, P] distinct parameter vectors between 30 % and 70 % of each parameter's range."""
+    unit = np.random.default_rng(seed).uniform(0.3, 0.7, size=(count, space.size))
+    return space.low + unit * (space.high - space.low)
 
 
 # --- parameter spaces -----------------------------------------------------------------------------------------
@@ -108,10 +110,10 @@ def test_parameter_space_errors():
 # --- the controller registry ----------------------------------------------------------------------------------
 
 def test_make_controller_and_controller_for(humanoid_flat, myolegs_flat):
-    assert controller_for(humanoid_flat) == "gait_machine"
+    assert controller_for(humanoid_flat) == "phase_gait"
     assert controller_for(myolegs_flat) is None
     assert make_controller("gait_machine", humanoid_flat).space is PARAMETERS
-    with pytest.raises(UserError, match="unknown controller 'walker'; choose one of: gait_machine"):
+    with pytest.raises(UserError, match="unknown controller 'walker'; choose one of: gait_machine, phase_gait"):
         make_controller("walker", humanoid_flat)
     with pytest.raises(UserError, match="'gait_machine' drives torque bodies; myolegs has muscle actuators"):
         make_controller("gait_machine", myolegs_flat)
@@ -138,10 +140,11 @@ def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat
 
 # --- the gait machine -----------------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("kind", ["gait_machine", "phase_gait"])
 @pytest.mark.parametrize("count", [3, 4])  # 3 < 2 × 2 threads: one pooled rollout; 4: one row group per thread
-def test_gait_machine_batch_equals_each_row_alone(humanoid_walking, count):
-    controller = make_controller("gait_machine", humanoid_walking)
-    params = spread_params(count, seed=1)
+def test_controller_batch_equals_each_row_alone(humanoid_walking, count, kind):
+    controller = make_controller(kind, humanoid_walking)
+    params = spread_params(count, seed=1, space=controller.space)
     with Simulator(humanoid_walking, nthread=2) as sim:
         together = run_controller(sim, controller, params, nstep=60)
         alone = [run_controller(sim, controller, params[i : i + 1], nstep=60) for i in range(count)]
@@ -358,12 +361,12 @@ def test_optimize_search_policy_saves_loads_and_replays(humanoid_walking, walk, 
     trajectory = optimize(humanoid_walking, walk, config, seed=0, progress=lambda p: fractions.append(p.fraction))
     assert fractions == [1.0]  # one generation of one
     policy = trajectory.policy
-    assert policy is not None and (policy.controller, policy.body) == ("gait_machine", "humanoid")
+    assert policy is not None and (policy.controller, policy.body) == (WALKERS["humanoid"], "humanoid")
     assert trajectory.rollouts.state.shape[:2] == (1, 100)  # 0.5 s at 5 ms
     trajectory.save(tmp_path)
     assert (tmp_path / POLICY_FILE).is_file()
     assert Policy.load(tmp_path) == policy == Trajectory.load(tmp_path).policy
-    controller = make_controller("gait_machine", humanoid_walking)
+    controller = make_controller(policy.controller, humanoid_walking)
     with Simulator(humanoid_walking, nthread=1) as sim:
         replay = run_controller(sim, controller, Policy.load(tmp_path / POLICY_FILE).vector(controller)[None],
                                 nstep=100)
@@ -501,12 +504,16 @@ def test_random_physics_stays_within_the_randomization_ranges():
 
 def test_start_speed_sets_the_roots_forward_velocity(humanoid_flat, humanoid_walking):
     # The free root's qvel starts with its linear velocity (x forward, y left, z up): state[1 + nq] is the root's
-    # forward speed (state = [time, qpos, qvel, ...]); everything else is the standing start.
+    # forward speed (state = [time, qpos, qvel, ...]). The walking start also puts the legs in WALKING_STRIDE and
+    # rests the lowest heel or toe on the ground, as standing does.
     nq = humanoid_flat.model.nq
     assert humanoid_walking.initial_state[1 + nq] == WALKING_START_SPEED == 1.0
     assert humanoid_flat.initial_state[1 + nq] == 0.0
-    others = np.arange(humanoid_flat.nstate) != 1 + nq
-    np.testing.assert_array_equal(humanoid_walking.initial_state[others], humanoid_flat.initial_state[others])
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        first = sim.open_loop(np.zeros((1, 1, humanoid_walking.model.nu))).features(humanoid_walking)
+    for joint, angle in WALKING_STRIDE.items():
+        assert first[joint][0, 0] == pytest.approx(angle)
+    assert min(first.left_foot_height[0, 0], first.right_foot_height[0, 0]) == pytest.approx(0.002, abs=1e-6)
     assert "starting at 1 m/s" in humanoid_walking.scene.describe()
     for bad in (-0.5, 3.5, float("nan")):
         with pytest.raises(UserError, match="start_speed must be within"):
@@ -582,7 +589,7 @@ def test_optimize_command_with_policy_search(tmp_path, capsys):
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["optimizer"] == "search" and summary["policy"] == str(tmp_path / POLICY_FILE)
-    assert Policy.load(tmp_path).controller == "gait_machine"
+    assert Policy.load(tmp_path).controller == WALKERS["humanoid"]
     assert Trajectory.load(tmp_path).rollouts.state.shape[1] == 50  # 0.25 s at 5 ms
 
 
@@ -594,3 +601,20 @@ def test_bad_policy_search_input_is_a_user_error(tmp_path, capsys, argv, message
     assert main(["optimize", "--optimizer", "search", "--duration", "0.05", "--out", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+# --- the phase gait's clock -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("memory, contact, expected", [
+    ([0.5, 1, 1], [1, 1], 0.51),    # both feet down, no new touchdown: the clock runs on by one step
+    ([0.975, 0, 1], [0, 1], 0.98),  # left swinging at 97.5 %, not down yet: the clock waits at 98 %
+    ([0.85, 0, 1], [1, 1], 0.01),   # left touches down at 85 % (after 80 %): its heel strike is 0, then one step
+    ([0.4, 1, 0], [1, 1], 0.51),    # right (at 0.4 + 0.5 = 90 %) touches down: its heel strike puts left at 0.5
+    ([0.7, 0, 1], [1, 1], 0.71),    # left touches at 70 %, before 80 %: a scuff, the clock runs on
+])
+def test_phase_gait_clock_keeps_step_with_the_feet(memory, contact, expected):
+    from rewardloop.control.phase_gait import _advance
+
+    state = np.array(memory, dtype=float)
+    assert _advance(state, np.array(contact, dtype=float), 0.01) == pytest.approx(expected)
+    np.testing.assert_array_equal(state[1:], contact)  # each foot's contact is remembered for the next edge

@@ -73,6 +73,8 @@ class Perturbations:
     """Relative noise on every parameter (e.g. 0.03 for ±3 %), one more run per `noise_draws`."""
     noise_draws: int = 0
     """Runs with independently drawn parameter noise."""
+    terrain_seeds: tuple[int, ...] = ()
+    """Other patterns of the scene's rough ground, each one more run (rough scenes only)."""
 
     def __post_init__(self) -> None:
         if self.param_noise < 0 or self.noise_draws < 0:
@@ -80,8 +82,8 @@ class Perturbations:
 
     @property
     def runs(self) -> int:
-        """Runs per candidate: the unperturbed one, one per push, one per noise draw."""
-        return 1 + len(self.pushes) + self.noise_draws
+        """Runs per candidate: the unperturbed one, one per push, noise draw and terrain seed."""
+        return 1 + len(self.pushes) + self.noise_draws + len(self.terrain_seeds)
 
 
 @dataclass(frozen=True)

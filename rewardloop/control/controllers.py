@@ -155,18 +155,18 @@ def make_controller(kind: str, scene: CompiledScene) -> Controller:
     return CONTROLLERS[kind](scene)
 
 
+WALKERS: dict[str, str] = {"humanoid": "phase_gait"}
+"""Body -> the controller kind that walks it (its shipped gait is in control/gaits/BODY.json)."""
+
+
 def controller_for(scene: CompiledScene) -> str | None:
     """The kind of structured controller that walks this scene's body, or None when there is none."""
-    _load_controllers()
-    for kind, cls in CONTROLLERS.items():
-        if ACTUATOR_KINDS[kind] == scene.body.actuator_kind and scene.scene.body in getattr(cls, "bodies", ()):
-            return kind
-    return None
+    return WALKERS.get(scene.scene.body)
 
 
 def _load_controllers() -> None:
     """Import the controller modules, which register themselves."""
-    from rewardloop.control import gait_machine  # noqa: F401
+    from rewardloop.control import gait_machine, phase_gait  # noqa: F401
 
 
 class Carry(NamedTuple):

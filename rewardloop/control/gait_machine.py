@@ -89,7 +89,6 @@ class GaitMachine:
     """The SIMBICON-style gait machine on the dm_control humanoid (see the module docstring)."""
 
     kind = "gait_machine"
-    bodies = ("humanoid",)
     space = PARAMETERS
     chunk = 1
     memory_size = 2

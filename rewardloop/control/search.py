@@ -12,6 +12,7 @@ warm-start vector (a shipped gait) and keeps the best candidate it has seen.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 import warnings
@@ -28,7 +29,7 @@ from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardFunction, term_statistics
 from rewardloop.sim.rollout import Rollouts, Simulator
-from rewardloop.sim.scene import CompiledScene
+from rewardloop.sim.scene import CompiledScene, compile_scene
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,8 @@ class PolicySearch:
         space = controller.space
         self.low, self.span = space.low, space.high - space.low
         self.pushes = [(round(t / scene.dt), kick) for t, kick in config.perturbations.pushes]
+        self.grounds = [compile_scene(dataclasses.replace(scene.scene, terrain=dataclasses.replace(
+            scene.scene.terrain, seed=seed))) for seed in _rough(scene, config.perturbations.terrain_seeds)]
         self.steps = 0
 
     def evaluate(self, sim: Simulator, params: np.ndarray) -> Scores:
@@ -154,13 +157,21 @@ class PolicySearch:
             kick = np.zeros((len(batch), 3))
             kick[run * count : (run + 1) * count, 1] = velocity
             kicks.append((step, kick))
+        alive, returns = self._scored(sim, batch, kicks)
+        for ground in self.grounds:  # the same candidates on other rough ground, one more run each
+            with Simulator(ground, nthread=sim.nthread) as other:
+                more = self._scored(other, params)
+            alive, returns = np.concatenate([alive, more[0]]), np.concatenate([returns, more[1]])
+        shape = (len(runs) + len(self.grounds), count)
+        return Scores(alive=alive.reshape(shape).mean(axis=0), returns=returns.reshape(shape).mean(axis=0))
+
+    def _scored(self, sim: Simulator, batch: np.ndarray,
+                kicks: list[tuple[int, np.ndarray]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """([B] fraction of the motion lived, [B] mean reward over it) of a batch on `sim`'s scene."""
         rollouts, lived = segment_rollouts(sim, self.controller, batch, nstep=self.nstep, segment=self.segment,
-                                           initial_state=self.initial_state, pushes=kicks)
+                                           initial_state=self.initial_state, pushes=kicks or [])
         self.steps += int(lived.sum())
-        returns = lived_returns(self.scene, self.reward, rollouts, lived)
-        shape = (len(runs), count)
-        return Scores(alive=(lived / self.nstep).reshape(shape).mean(axis=0),
-                      returns=returns.reshape(shape).mean(axis=0))
+        return lived / self.nstep, lived_returns(sim.scene, self.reward, rollouts, lived)
 
     def _perturbed(self, params: np.ndarray) -> list[np.ndarray]:
         """[N, P] -> one [N, P] batch per run: unperturbed, one per push, one per parameter-noise draw."""
@@ -207,6 +218,13 @@ class PolicySearch:
 
     def _out_of_time(self, begin: float) -> bool:
         return self.config.max_seconds is not None and time.perf_counter() - begin > self.config.max_seconds
+
+
+def _rough(scene: CompiledScene, seeds: tuple[int, ...]) -> tuple[int, ...]:
+    """The terrain seeds, checked to make sense for the scene's ground."""
+    if seeds and scene.scene.terrain.kind != "rough":
+        raise UserError(f"terrain seeds vary rough ground; this scene is {scene.scene.terrain.describe()}")
+    return seeds
 
 
 def _better(scores: Scores, index: int, best: Scores) -> bool:

@@ -13,7 +13,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from rewardloop.control.optimizer import OptimizerConfig
+from rewardloop.control.optimizer import OptimizerConfig, SearchConfig
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.render import RenderConfig
 
@@ -50,9 +50,12 @@ class RunConfig:
     duration_s: float | None = None
     """Rollout length (s); None uses the task's."""
     optimizer: OptimizerConfig | None = None
-    """The controller optimizer (its duration_s is replaced by the rollout length); None uses the planner
-    tuned for the body's actuators and the ground (rewardloop.control.defaults.planner_for), one thread per
-    worker."""
+    """The controller optimizer (its duration_s is replaced by the rollout length); None picks one for the task,
+    one thread per worker: policy search warm-started from the shipped gait (with `search`) for locomotion on a
+    body with a gait controller, else the posture MPC tuned for the body and ground
+    (rewardloop.control.defaults.planner_for)."""
+    search: SearchConfig = field(default_factory=SearchConfig)
+    """Policy search settings when the loop picks policy search (optimizer None)."""
     render: RenderConfig = field(default_factory=RenderConfig)
     """Video settings of each candidate."""
     candidate_timeout_s: float | None = None
@@ -98,7 +101,8 @@ def _build(kind: Any, value: Any) -> Any:
 PRESETS: dict[str, RunConfig] = {
     "movlr": RunConfig(iterations=15, candidates=1, workers=1),
     "motionvl": RunConfig(iterations=5, candidates=10),
-    "quick": RunConfig(iterations=3, candidates=2, duration_s=4.0, render=RenderConfig(width=240, height=180, fps=15)),
+    "quick": RunConfig(iterations=3, candidates=2, duration_s=4.0, render=RenderConfig(width=240, height=180, fps=15),
+                       search=SearchConfig(generations=10, population=8)),
 }
 """Named run shapes: MoVLR's 1 × 15, MotionVL's 10 × 5, and a quick offline one (the demo: 4-s rollouts with
 the body's own planner settings)."""

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rewardloop.control.optimizer import OptimizerConfig
+from rewardloop.control.optimizer import OptimizerConfig, SearchConfig
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.loop.candidate import ROLLOUT_FILE, TRAJECTORY_DIR, VIDEO_FILE, CandidateJob, evaluate_candidate
 from rewardloop.loop.config import RunConfig
@@ -258,7 +258,8 @@ class _Loop:
 
     def _job(self, index: int, k: int, proposal: ProposalRecord) -> CandidateJob:
         duration = self.config.duration_s or self.task.duration_s
-        optimizer = dataclasses.replace(self.config.optimizer or _body_optimizer(self.task), duration_s=duration)
+        optimizer = dataclasses.replace(self.config.optimizer or _body_optimizer(self.task, self.config.search),
+                                        duration_s=duration)
         return CandidateJob(source=proposal.source or "", trusted=trusted_source(proposal.source),
                             scene=self.task.scene, optimizer=optimizer, render=self.config.render,
                             seed=self.config.seed + 1000 * index + k)
@@ -393,7 +394,7 @@ class _Loop:
                             cost_usd=self.progress.cost_before + self._usage()[0]))
 
 
-def _body_optimizer(task: Task) -> OptimizerConfig:
+def _body_optimizer(task: Task, search: SearchConfig) -> OptimizerConfig:
     """The optimizer for the task's body and ground, one thread (candidates run in parallel): policy search
     warm-started from the shipped gait for locomotion on a body with a gait controller, MPPI otherwise."""
     from rewardloop.control.defaults import planner_for
@@ -403,7 +404,7 @@ def _body_optimizer(task: Task) -> OptimizerConfig:
 
     kind = default_kind(compile_scene(task.scene), locomotion=task.canonical is not None)
     planner = planner_for(get_body(task.scene.body).actuator_kind, task.scene.terrain.kind)
-    return OptimizerConfig(kind=kind, planner=planner, nthread=1)
+    return OptimizerConfig(kind=kind, planner=planner, search=search, nthread=1)
 
 
 def _fmt(value: float | None) -> str:

@@ -24,8 +24,14 @@ FRAMES = ("pelvis", "torso", "head")
 """Parts whose position and axes are sensed; their frames have x forward and z up in the standing pose."""
 OBS = mujoco.mjtObj
 WALKING_START_SPEED = 1.0
-"""The walking start (m/s): the standing pose with the whole body moving forward at this speed, as if mid-stride.
+"""The walking start (m/s): the whole body moving forward at this speed in WALKING_STRIDE, at the left heel strike.
 Locomotion tasks start from it, so that every optimizer is compared from the same state."""
+WALKING_STRIDE: dict[str, float] = {
+    "left_hip_flexion": 0.45, "left_knee_flexion": 0.1, "left_ankle_dorsiflexion": 0.0,
+    "right_hip_flexion": -0.1, "right_knee_flexion": 0.15, "right_ankle_dorsiflexion": 0.1}
+"""Semantic joint -> angle (rad) of the walking start's pose: people's at the left heel strike (left hip about 26°
+flexed, right hip 6° extended, knees nearly straight; Schwartz et al. 2008 at 0 % and 50 % of the cycle, hip
+reduced by the pelvis's anterior tilt), other joints as standing."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +179,8 @@ def compile_scene(scene: Scene) -> CompiledScene:
         model = spec.compile()
     _apply_injury(model, body, scene.injury)
     _apply_physics(model, scene.physics)
+    if scene.start_speed:
+        qpos = _striding(model, body, qpos)
     qpos = _rest_on_ground(body, model, qpos, scene.terrain)
     state, pelvis = _state_of(model, qpos)
     state[1 + model.nq] = scene.start_speed  # the root's free joint: its linear velocity comes first in qvel
@@ -194,6 +202,15 @@ def _standing_qpos(body: Body, model: mujoco.MjModel) -> np.ndarray:
     quat = np.empty(4)
     mujoco.mju_mulQuat(quat, turn, qpos[adr + 3 : adr + 7])
     qpos[adr + 3 : adr + 7] = quat
+    return qpos
+
+
+def _striding(model: mujoco.MjModel, body: Body, qpos: np.ndarray) -> np.ndarray:
+    """The standing pose [nq] with the legs in WALKING_STRIDE."""
+    qpos = qpos.copy()
+    for semantic, angle in WALKING_STRIDE.items():
+        ref = body.joints[semantic]
+        qpos[model.jnt_qposadr[model.joint(ref.mjcf).id]] = ref.sign * angle
     return qpos
 
 
