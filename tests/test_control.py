@@ -61,7 +61,8 @@ def test_pd_inside_mujoco_matches_numpy_law_on_own_motors(humanoid_flat):
         a = sim.open_loop(targets)
     controller = PDController(humanoid_flat, gains)
     with Simulator(humanoid_flat, nthread=1) as sim:
-        b = sim.closed_loop(lambda s, sensed, t, rows: controller(s, targets[rows, t])[:, None], batch=1, nstep=40, chunk=1)
+        b = sim.closed_loop(lambda s, sensed, t, rows: controller(s, targets[rows, t])[:, None], batch=1, nstep=40,
+                            chunk=1)
     assert np.allclose(a.state, b.state, atol=1e-6)
     # motor commands stay within the body's own control range [-1, 1]
     assert np.abs(b.control).max() <= 1.0

@@ -110,10 +110,10 @@ def test_parameter_space_errors():
 # --- the controller registry ----------------------------------------------------------------------------------
 
 def test_make_controller_and_controller_for(humanoid_flat, myolegs_flat):
-    assert controller_for(humanoid_flat) == "phase_gait"
+    assert controller_for(humanoid_flat) == "gait_machine"
     assert controller_for(myolegs_flat) is None
     assert make_controller("gait_machine", humanoid_flat).space is PARAMETERS
-    with pytest.raises(UserError, match="unknown controller 'walker'; choose one of: gait_machine, phase_gait"):
+    with pytest.raises(UserError, match="unknown controller 'walker'; choose one of: gait_machine"):
         make_controller("walker", humanoid_flat)
     with pytest.raises(UserError, match="'gait_machine' drives torque bodies; myolegs has muscle actuators"):
         make_controller("gait_machine", myolegs_flat)
@@ -140,7 +140,7 @@ def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat
 
 # --- the gait machine -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["gait_machine", "phase_gait"])
+@pytest.mark.parametrize("kind", ["gait_machine"])
 @pytest.mark.parametrize("count", [3, 4])  # 3 < 2 × 2 threads: one pooled rollout; 4: one row group per thread
 def test_controller_batch_equals_each_row_alone(humanoid_walking, count, kind):
     controller = make_controller(kind, humanoid_walking)
@@ -601,20 +601,3 @@ def test_bad_policy_search_input_is_a_user_error(tmp_path, capsys, argv, message
     assert main(["optimize", "--optimizer", "search", "--duration", "0.05", "--out", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
-
-
-# --- the phase gait's clock -------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("memory, contact, expected", [
-    ([0.5, 1, 1], [1, 1], 0.51),    # both feet down, no new touchdown: the clock runs on by one step
-    ([0.975, 0, 1], [0, 1], 0.98),  # left swinging at 97.5 %, not down yet: the clock waits at 98 %
-    ([0.85, 0, 1], [1, 1], 0.01),   # left touches down at 85 % (after 80 %): its heel strike is 0, then one step
-    ([0.4, 1, 0], [1, 1], 0.51),    # right (at 0.4 + 0.5 = 90 %) touches down: its heel strike puts left at 0.5
-    ([0.7, 0, 1], [1, 1], 0.71),    # left touches at 70 %, before 80 %: a scuff, the clock runs on
-])
-def test_phase_gait_clock_keeps_step_with_the_feet(memory, contact, expected):
-    from rewardloop.control.phase_gait import _advance
-
-    state = np.array(memory, dtype=float)
-    assert _advance(state, np.array(contact, dtype=float), 0.01) == pytest.approx(expected)
-    np.testing.assert_array_equal(state[1:], contact)  # each foot's contact is remembered for the next edge

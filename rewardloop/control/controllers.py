@@ -155,7 +155,7 @@ def make_controller(kind: str, scene: CompiledScene) -> Controller:
     return CONTROLLERS[kind](scene)
 
 
-WALKERS: dict[str, str] = {"humanoid": "phase_gait"}
+WALKERS: dict[str, str] = {"humanoid": "gait_machine"}
 """Body -> the controller kind that walks it (its shipped gait is in control/gaits/BODY.json)."""
 
 
@@ -166,7 +166,7 @@ def controller_for(scene: CompiledScene) -> str | None:
 
 def _load_controllers() -> None:
     """Import the controller modules, which register themselves."""
-    from rewardloop.control import gait_machine, phase_gait  # noqa: F401
+    from rewardloop.control import gait_machine  # noqa: F401
 
 
 class Carry(NamedTuple):
