@@ -112,6 +112,18 @@ def start_vector(args: argparse.Namespace, controller, body: str) -> np.ndarray:
     return policy.vector(controller)
 
 
+def previous_stage(args: argparse.Namespace) -> dict | None:
+    """How the starting gait was found (its file's found_by), so a gait file holds its whole lineage."""
+    if args.start == "default":
+        return None
+    path = (Path(__file__).parent.parent / "rewardloop/control/gaits" / f"{args.body}.json" if args.start == "shipped"
+            else Path(args.start))
+    try:
+        return json.loads(path.read_text()).get("found_by")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def measure(scene: CompiledScene, sim: Simulator, controller, vector: np.ndarray) -> dict:
     """What the gait does over 10 s from the walking start: task metrics and the human-like targets."""
     rollouts = run_controller(sim, controller, vector[None], nstep=round(10.0 / scene.dt))
@@ -149,6 +161,7 @@ def main(argv: list[str] | None = None) -> None:
                 "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,
                 "best_return": log.best_return, "date": datetime.date.today().isoformat(),
                 "machine": f"{platform.machine()}, {platform.python_version()}"}
+    found_by["previous"] = previous_stage(args)
     Policy.of(controller, args.body, best).save(Path(args.out), found_by=found_by, measured=measured)
     print(json.dumps(measured, indent=1))
 

@@ -156,8 +156,8 @@ def test_controller_batch_equals_each_row_alone(humanoid_walking, count, kind):
 
 
 def test_gait_machine_memory_counts_the_swing_clock(humanoid_walking):
-    # Default swing_time 0.38 s and swing_min 0.6: no touchdown may end a swing before 0.6 × 0.38 = 0.228 s, and
-    # none is forced before 2 × 0.38 s. So after 40 steps of 5 ms (0.2 s) the left leg (0) still stands and the
+    # Default swing_time 0.35 s and swing_min 0.7: no touchdown may end a swing before 0.7 × 0.35 = 0.245 s, and
+    # none is forced before 2 × 0.35 s. So after 40 steps of 5 ms (0.2 s) the left leg (0) still stands and the
     # clock reads 40 × 0.005 = 0.2 s since the swing began.
     controller = make_controller("gait_machine", humanoid_walking)
     carry = Carry.fresh(controller, humanoid_walking, 2)
