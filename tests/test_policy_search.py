@@ -121,7 +121,7 @@ def test_make_controller_and_controller_for(humanoid_flat, myolegs_flat):
 
 def test_run_controller_rejects_parameters_of_the_wrong_shape(humanoid_flat):
     controller = make_controller("gait_machine", humanoid_flat)
-    with Simulator(humanoid_flat, nthread=1) as sim, pytest.raises(UserError, match=r"shape \[B, 28\], got \(28,\)"):
+    with Simulator(humanoid_flat, nthread=1) as sim, pytest.raises(UserError, match=r"shape \[B, 29\], got \(29,\)"):
         run_controller(sim, controller, PARAMETERS.default, nstep=2)
 
 
@@ -601,3 +601,16 @@ def test_bad_policy_search_input_is_a_user_error(tmp_path, capsys, argv, message
     assert main(["optimize", "--optimizer", "search", "--duration", "0.05", "--out", str(tmp_path), *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_gait_machine_double_stance_shares_the_pelvis_between_the_hips(humanoid_walking):
+    # With double_time 0.25 s, the first step after the (initial) touchdown has both feet standing: each hip gives
+    # half the pelvis's pitch torque, so both hip flexion motors get the same command; without double stance the
+    # swing hip tracks its aim and the stance hip gives the rest, which differ.
+    controller = make_controller("gait_machine", humanoid_walking)
+    left, right = (humanoid_walking.model.actuator(f"{side}_hip_y").id for side in ("left", "right"))
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        double = run_controller(sim, controller, PARAMETERS.vector({"double_time": 0.25})[None], nstep=1)
+        single = run_controller(sim, controller, PARAMETERS.default[None], nstep=1)
+    assert double.control[0, 0, left] == double.control[0, 0, right]
+    assert single.control[0, 0, left] != single.control[0, 0, right]

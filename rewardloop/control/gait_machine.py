@@ -47,6 +47,7 @@ P = Parameter
 PARAMETERS = ParameterSpace((
     P("swing_time", 0.2, 0.7, 0.35, "s", "nominal duration of a swing (the phase clock)"),
     P("swing_min", 0.2, 1.0, 0.7, "-", "fraction of swing_time before a touchdown may end the swing"),
+    P("double_time", 0.0, 0.25, 0.0, "s", "time both feet stand after a touchdown, the trailing foot pushing off"),
     P("early", 0.1, 0.9, 0.5, "-", "fraction of swing_time spent lifting the foot (knee_swing) before reaching"),
     P("hip_swing", -0.3, 0.8, 0.45, "rad", "swing thigh angle from vertical, + forward, before feedback"),
     P("place_pos", -1.0, 3.0, 0.0, "rad/m", "extra swing thigh angle per metre of CoM ahead of the stance foot"),
@@ -77,7 +78,7 @@ PARAMETERS = ParameterSpace((
 """The gait machine's parameters, in vector order. The defaults are set by hand after SIMBICON's walk (Yin et al.
 2007, table 1) for this body; they take a few steps from the walking start and are where gait searches begin."""
 
-(SWING_TIME, SWING_MIN, EARLY, HIP_SWING, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
+(SWING_TIME, SWING_MIN, DOUBLE_TIME, EARLY, HIP_SWING, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SWING, KNEE_REACH, KNEE_STANCE, ANKLE_SWING, ANKLE_STANCE, ANKLE_PUSH, PUSH_START, TRUNK_PITCH,
  CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP, HIP_KD, JOINT_KP, JOINT_KD, ARM_SWING, TURN_RATE, YAW_KP) = range(
     PARAMETERS.size)
@@ -124,31 +125,55 @@ def _gait_kernel(state, sensed, memory, params, legs, arms, trunk, sensors, nq, 
         heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
         read_legs(q, qd, legs, angle, rate)
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
-
         pitch_torque = clip(p[TRUNK_KP] * (p[TRUNK_PITCH] - pitch) - p[TRUNK_KD] * pitch_rate)
         roll_torque = clip(p[TRUNK_KP] * (0.0 - roll) - p[TRUNK_KD] * roll_rate)
         yaw_torque = clip(p[YAW_KP] * heading_error - p[TRUNK_KD] * yaw_rate)
-        thigh = p[HIP_SWING] + p[PLACE_POS] * d_fwd + p[PLACE_VEL] * (v_fwd - p[SPEED])
+        thigh = p[HIP_SWING] + p[PLACE_POS] * d_fwd + p[PLACE_VEL] * (v_fwd - p[SPEED])  # in the world frame
         lateral = outward * p[WIDTH] + p[PLACE_POS_LAT] * d_lat + p[PLACE_VEL_LAT] * v_lat
-        # The trunk has priority: the swing hip gets only what leaves the stance hip able to hold the pelvis.
-        cmd[swing, HF] = within(pd(p[HIP_KP], p[HIP_KD], thigh + pitch, angle[swing, HF], rate[swing, HF]),
-                                pitch_torque)
-        cmd[swing, HA] = within(pd(p[HIP_KP], p[HIP_KD], outward * (roll - lateral), angle[swing, HA],
-                                   rate[swing, HA]), outward * roll_torque)
-        cmd[swing, HR] = within(pd(p[HIP_KP], p[HIP_KD], -outward * heading_error, angle[swing, HR],
-                                   rate[swing, HR]), outward * yaw_torque)
-        knee = p[KNEE_SWING] if phase < p[EARLY] else p[KNEE_REACH]
-        cmd[swing, KN] = pd(p[JOINT_KP], p[JOINT_KD], knee, angle[swing, KN], rate[swing, KN])
-        cmd[swing, AN] = pd(p[JOINT_KP], p[JOINT_KD], p[ANKLE_SWING], angle[swing, AN], rate[swing, AN])
-        cmd[stance, HF] = clip(pitch_torque - cmd[swing, HF])
-        cmd[stance, HA] = clip(-outward * (roll_torque - outward * cmd[swing, HA]))
-        cmd[stance, HR] = clip(-outward * (yaw_torque - outward * cmd[swing, HR]))
-        cmd[stance, KN] = pd(p[JOINT_KP], p[JOINT_KD], p[KNEE_STANCE], angle[stance, KN], rate[stance, KN])
-        ankle = p[ANKLE_PUSH] if phase >= p[PUSH_START] else p[ANKLE_STANCE]
-        cmd[stance, AN] = pd(p[JOINT_KP], p[JOINT_KD], ankle, angle[stance, AN], rate[stance, AN])
+        if clock < p[DOUBLE_TIME]:
+            _double_stance(p, cmd, angle, rate, swing, pitch_torque, roll_torque, yaw_torque)
+        else:
+            _single_stance(p, cmd, angle, rate, swing, phase, thigh + pitch, outward * (roll - lateral),
+                           -outward * heading_error, pitch_torque, roll_torque, yaw_torque)
         for side in range(2):
             cmd[side, AI] = pd(0.5 * p[JOINT_KP], p[JOINT_KD], 0.0, angle[side, AI], rate[side, AI])
         write_body(controls[b, 0], cmd, angle, q, qd, legs, arms, trunk, p[ARM_SWING], p[JOINT_KP], p[JOINT_KD],
                    p[CHEST_LEAN])
         for t in range(1, controls.shape[1]):
             controls[b, t] = controls[b, 0]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _single_stance(p, cmd, angle, rate, swing, phase, hip_aim, abduction_aim, rotation_aim, pitch_torque,
+                   roll_torque, yaw_torque):
+    """Leg commands [2, 6] (written) while `swing` swings towards the joint aims (rad) and the other leg stands."""
+    stance, outward = 1 - swing, 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
+    # The trunk has priority: the swing hip gets only what leaves the stance hip able to hold the pelvis.
+    cmd[swing, HF] = within(pd(p[HIP_KP], p[HIP_KD], hip_aim, angle[swing, HF], rate[swing, HF]), pitch_torque)
+    cmd[swing, HA] = within(pd(p[HIP_KP], p[HIP_KD], abduction_aim, angle[swing, HA], rate[swing, HA]),
+                            outward * roll_torque)
+    cmd[swing, HR] = within(pd(p[HIP_KP], p[HIP_KD], rotation_aim, angle[swing, HR], rate[swing, HR]),
+                            outward * yaw_torque)
+    knee = p[KNEE_SWING] if phase < p[EARLY] else p[KNEE_REACH]
+    cmd[swing, KN] = pd(p[JOINT_KP], p[JOINT_KD], knee, angle[swing, KN], rate[swing, KN])
+    cmd[swing, AN] = pd(p[JOINT_KP], p[JOINT_KD], p[ANKLE_SWING], angle[swing, AN], rate[swing, AN])
+    cmd[stance, HF] = clip(pitch_torque - cmd[swing, HF])
+    cmd[stance, HA] = clip(-outward * (roll_torque - outward * cmd[swing, HA]))
+    cmd[stance, HR] = clip(-outward * (yaw_torque - outward * cmd[swing, HR]))
+    cmd[stance, KN] = pd(p[JOINT_KP], p[JOINT_KD], p[KNEE_STANCE], angle[stance, KN], rate[stance, KN])
+    ankle = p[ANKLE_PUSH] if phase >= p[PUSH_START] else p[ANKLE_STANCE]
+    cmd[stance, AN] = pd(p[JOINT_KP], p[JOINT_KD], ankle, angle[stance, AN], rate[stance, AN])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _double_stance(p, cmd, angle, rate, trailing, pitch_torque, roll_torque, yaw_torque):
+    """Leg commands [2, 6] (written) while both feet stand: the hips share the pelvis's balance, the leading leg
+    takes the weight, the `trailing` one pushes off."""
+    for side in range(2):
+        sign = 1.0 if side == 0 else -1.0  # how each hip's abduction and rotation turn the pelvis
+        cmd[side, HF] = clip(0.5 * pitch_torque)
+        cmd[side, HA] = clip(0.5 * sign * roll_torque)
+        cmd[side, HR] = clip(0.5 * sign * yaw_torque)
+        cmd[side, KN] = pd(p[JOINT_KP], p[JOINT_KD], p[KNEE_STANCE], angle[side, KN], rate[side, KN])
+        ankle = p[ANKLE_PUSH] if side == trailing else p[ANKLE_STANCE]
+        cmd[side, AN] = pd(p[JOINT_KP], p[JOINT_KD], ankle, angle[side, AN], rate[side, AN])
