@@ -174,11 +174,12 @@ class PolicySearch:
         return lived / self.nstep, lived_returns(sim.scene, self.reward, rollouts, lived)
 
     def _perturbed(self, params: np.ndarray) -> list[np.ndarray]:
-        """[N, P] -> one [N, P] batch per run: unperturbed, one per push, one per parameter-noise draw."""
+        """[N, P] -> one [N, P] batch per run: unperturbed, one per push, one per parameter-noise draw. Each draw
+        is the same relative noise for every candidate (common random numbers), so candidates compete fairly."""
         config = self.config.perturbations
         runs = [params] * (1 + len(self.pushes))
         for _ in range(config.noise_draws):
-            noise = self.rng.uniform(-config.param_noise, config.param_noise, size=params.shape)
+            noise = self.rng.uniform(-config.param_noise, config.param_noise, size=(1, params.shape[1]))
             runs.append(np.clip(params * (1 + noise), self.controller.space.low, self.controller.space.high))
         return runs
 
@@ -200,7 +201,11 @@ class PolicySearch:
         while generation < config.generations and not self._out_of_time(begin):
             unit = np.asarray(strategy.ask())
             params = self.low + np.clip(unit, 0.0, 1.0) * self.span
-            scores = self.evaluate(sim, params)
+            if self.config.perturbations.noise_draws:  # a noisy score: the incumbent is scored again on the same draws
+                together = self.evaluate(sim, np.vstack([params, best[None]]))
+                scores, best_scores = _split(together, len(params))
+            else:
+                scores = self.evaluate(sim, params)
             order = scores.ranking()
             fitness = np.empty(len(order))
             fitness[order] = np.arange(len(order))  # CMA-ES minimises; only ranks matter
@@ -218,6 +223,12 @@ class PolicySearch:
 
     def _out_of_time(self, begin: float) -> bool:
         return self.config.max_seconds is not None and time.perf_counter() - begin > self.config.max_seconds
+
+
+def _split(scores: Scores, count: int) -> tuple[Scores, Scores]:
+    """Scores of the first `count` candidates and of the rest."""
+    return (Scores(scores.alive[:count], scores.returns[:count]),
+            Scores(scores.alive[count:], scores.returns[count:]))
 
 
 def _rough(scene: CompiledScene, seeds: tuple[int, ...]) -> tuple[int, ...]:
