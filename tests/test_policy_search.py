@@ -614,3 +614,17 @@ def test_gait_machine_double_stance_shares_the_pelvis_between_the_hips(humanoid_
         single = run_controller(sim, controller, PARAMETERS.default[None], nstep=1)
     assert double.control[0, 0, left] == double.control[0, 0, right]
     assert single.control[0, 0, left] != single.control[0, 0, right]
+
+
+def test_parameter_noise_is_the_same_for_every_candidate(humanoid_walking, walk):
+    # Common random numbers: a draw perturbs every candidate by the same relative noise, so two equal candidates
+    # stay equal in every run (and one candidate's luck is every candidate's luck).
+    config = SearchConfig(population=4, generations=1, perturbations=Perturbations(param_noise=0.05, noise_draws=2))
+    search = PolicySearch(humanoid_walking, make_controller("gait_machine", humanoid_walking), walk, config,
+                          duration_s=0.1, seed=0)
+    runs = search._perturbed(np.repeat(PARAMETERS.default[None], 3, axis=0))
+    assert len(runs) == 3  # the unperturbed run and two draws
+    for run in runs:
+        np.testing.assert_array_equal(run[0], run[1])
+        np.testing.assert_array_equal(run[0], run[2])
+    assert not np.array_equal(runs[1], runs[2])  # the draws differ from each other
