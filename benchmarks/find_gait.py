@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rewardloop.control.commands import pushes_from_args
 from rewardloop.control.config import Perturbations, SearchConfig
 from rewardloop.control.controllers import controller_for, make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics
@@ -96,11 +97,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def perturbations(args: argparse.Namespace) -> Perturbations:
-    try:
-        pushes = tuple((float(t), float(v)) for t, v in (item.split(":") for item in args.pushes))
-    except ValueError:
-        raise UserError(f"--pushes takes T:V pairs (seconds:m/s), got {args.pushes}") from None
-    return Perturbations(pushes=pushes, param_noise=args.noise, noise_draws=args.noise_draws if args.noise else 0)
+    return Perturbations(pushes=tuple(pushes_from_args(args.pushes)), param_noise=args.noise,
+                         noise_draws=args.noise_draws if args.noise else 0)
 
 
 def start_vector(args: argparse.Namespace, controller, body: str) -> np.ndarray:
