@@ -18,6 +18,7 @@ import pytest
 from rewardloop.cli import main
 from rewardloop.control.config import OPTIMIZER_KINDS, OptimizerConfig, Perturbations, SearchConfig
 from rewardloop.control.controllers import (
+    CONTROLLERS,
     WALKERS,
     Carry,
     Parameter,
@@ -628,3 +629,19 @@ def test_parameter_noise_is_the_same_for_every_candidate(humanoid_walking, walk)
         np.testing.assert_array_equal(run[0], run[1])
         np.testing.assert_array_equal(run[0], run[2])
     assert not np.array_equal(runs[1], runs[2])  # the draws differ from each other
+
+
+@pytest.mark.parametrize("kind", sorted(CONTROLLERS))
+def test_every_registered_controller_runs_within_the_control_range(kind, humanoid_walking):
+    # Battery over the registry: the entry loads, names itself by its key, documents every parameter and gives
+    # controls within the motors' range for its defaults and for its bounds' extremes.
+    entry = CONTROLLERS[kind]
+    scene = humanoid_walking if entry.actuator_kind == "torque" else None
+    assert scene is not None, f"add a {entry.actuator_kind} body to this battery"
+    controller = make_controller(kind, scene)
+    assert controller.kind == kind and all(p.meaning and p.unit for p in controller.space.parameters)
+    low, high = scene.ctrl_bounds()
+    params = np.stack([controller.space.default, controller.space.low, controller.space.high])
+    with Simulator(scene, nthread=1) as sim:
+        rollouts = run_controller(sim, controller, params, nstep=20)
+    assert np.all(rollouts.control >= low) and np.all(rollouts.control <= high)

@@ -12,7 +12,7 @@ closed-loop batched rollout.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
@@ -126,33 +126,33 @@ class Controller(Protocol):
         ...
 
 
-CONTROLLERS: dict[str, Callable[[CompiledScene], Controller]] = {}
-"""Every structured controller by kind name; filled by the controller modules (see `register`)."""
+@dataclass(frozen=True)
+class ControllerEntry:
+    """Where a registered controller lives and what it drives (imported only when asked for)."""
+
+    module: str
+    cls: str
+    actuator_kind: str
+    """The actuators of the bodies it drives: 'torque' or 'muscle'."""
+    summary: str
 
 
-def register(kind: str, actuator_kind: str) -> Callable[[type], type]:
-    """Class decorator adding a controller for bodies with `actuator_kind` actuators to CONTROLLERS."""
-
-    def add(cls: type) -> type:
-        CONTROLLERS[kind] = cls
-        ACTUATOR_KINDS[kind] = actuator_kind
-        return cls
-    return add
-
-
-ACTUATOR_KINDS: dict[str, str] = {}
-"""Controller kind -> the actuator kind of the bodies it drives ('torque' or 'muscle')."""
+CONTROLLERS: dict[str, ControllerEntry] = {
+    "gait_machine": ControllerEntry("rewardloop.control.gait_machine", "GaitMachine", "torque",
+                                    "SIMBICON-style gait machine for the humanoid"),
+}
+"""Every structured controller by kind name."""
 
 
 def make_controller(kind: str, scene: CompiledScene) -> Controller:
     """The controller `kind` for this scene's body; a UserError for an unknown kind or the wrong body."""
-    _load_controllers()
     if kind not in CONTROLLERS:
         raise unknown_name("controller", kind, CONTROLLERS)
-    if ACTUATOR_KINDS[kind] != scene.body.actuator_kind:
-        raise UserError(f"controller {kind!r} drives {ACTUATOR_KINDS[kind]} bodies; {scene.scene.body} has "
+    entry = CONTROLLERS[kind]
+    if entry.actuator_kind != scene.body.actuator_kind:
+        raise UserError(f"controller {kind!r} drives {entry.actuator_kind} bodies; {scene.scene.body} has "
                         f"{scene.body.actuator_kind} actuators")
-    return CONTROLLERS[kind](scene)
+    return getattr(importlib.import_module(entry.module), entry.cls)(scene)
 
 
 WALKERS: dict[str, str] = {"humanoid": "gait_machine"}
@@ -162,11 +162,6 @@ WALKERS: dict[str, str] = {"humanoid": "gait_machine"}
 def controller_for(scene: CompiledScene) -> str | None:
     """The kind of structured controller that walks this scene's body, or None when there is none."""
     return WALKERS.get(scene.scene.body)
-
-
-def _load_controllers() -> None:
-    """Import the controller modules, which register themselves."""
-    from rewardloop.control import gait_machine  # noqa: F401
 
 
 class Carry(NamedTuple):

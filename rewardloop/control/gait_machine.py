@@ -22,7 +22,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from rewardloop.control.controllers import Parameter, ParameterSpace, register
+from rewardloop.control.controllers import Parameter, ParameterSpace
 from rewardloop.control.humanoid import (
     AI,
     AN,
@@ -86,7 +86,6 @@ STANCE, CLOCK = 0, 1
 """Memory columns: the stance leg (0 left, 1 right) and the time since the swing began (s)."""
 
 
-@register("gait_machine", "torque")
 class GaitMachine:
     """The SIMBICON-style gait machine on the dm_control humanoid (see the module docstring)."""
 
