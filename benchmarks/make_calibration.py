@@ -8,6 +8,8 @@ The motions (4 s each) are made by the project itself:
   (quick, short steps, but a walk a person recognises);
 - shuffle (2): the shipped gait with the swing knee lifting less (knee_swing 0.8 rad, from 1.3) and reaching
   bent (knee_reach 0.4, from 0.76): tiny quick steps, feet barely off the ground;
+- bent_over_walk (2): the stage-7 search gait (benchmarks/results/gait_humanoid_stage7_hunched.json): meets most
+  human-like joint targets but walks bent over, the trunk leaning about 40° forward;
 - crouch_walk (2): policy search (find_gait.py's walking objective with its human-gait term) with the stance knee
   held at 0.7-1.0 rad (40-57°);
 - stiff_knee_walk (2): policy search (the walking objective alone) with the swing knee held at 0.45-0.6 rad
@@ -65,6 +67,10 @@ WEIGHTS = {"height": 2.0, "upright": 1.0, "balance": 3.0, "still": 1.0}
 '''
 """The standing reward the `standing` motion is planned for."""
 
+ROOT = Path(__file__).resolve().parent.parent
+BENT_OVER = ROOT / "benchmarks/results/gait_humanoid_stage7_hunched.json"
+"""A searched gait that walks bent over (its file holds how it was found)."""
+
 SEARCHES = {  # name -> (label, find_gait.py options of its own)
     "crouch_walk": (2, ["--human-weight", "0.3", "--seed", "1", "--bounds", "knee_stance=0.7:1.0"]),
     "stiff_knee_walk": (2, ["--human-weight", "0", "--seed", "2", "--bounds", "knee_swing=0.45:0.6",
@@ -85,6 +91,7 @@ def gait_machine_motions(searched: dict[str, dict[str, float]]) -> list[dict[str
     rows = [("good_walk", 4, shipped, "the shipped gait (rewardloop/control/gaits/humanoid.json)"),
             ("shuffle", 2, {**shipped, "knee_swing": 0.8, "knee_reach": 0.4},
              "the shipped gait with knee_swing 0.8 and knee_reach 0.4"),
+            ("bent_over_walk", 2, Policy.load(BENT_OVER).params, f"the gait in {BENT_OVER.relative_to(ROOT)}"),
             *((name, SEARCHES[name][0], params, " ".join(["benchmarks/find_gait.py", *SEARCH_ARGS, *SEARCHES[name][1]]))
               for name, params in searched.items()),
             ("fall", 0, controller.space.named(controller.space.default), "the gait machine's hand-set defaults")]

@@ -68,11 +68,15 @@ def test_arms_run_are_judged_alike_and_the_table_and_page_are_written(humanoid_b
     assert set(units) == {"canonical", "designer", "loop"} and summary["done"] == summary["total"] == 3
     for arm, unit in units.items():
         assert unit["status"] == "judged" and unit["metric"] == "distance" and 0.0 <= unit["judged_score"] <= 10.0
-        assert unit["gait_targets"] == 8 and 0 <= unit["gait_met"] <= 8
+        # the human-like targets: hip and knee shape, knee in mid-stance and swing, hip peak, clearance, cadence,
+        # pelvis yaw, trunk lean
+        assert unit["gait_targets"] == 9
+        assert 0 <= unit["gait_met"] <= unit["gait_targets"]
         store = RunStore.open(humanoid_bench / unit["run"])
         best = store.candidate(*unit["best"])
         # The judge re-measures the best motion: the same distance the run recorded for it.
         assert unit["score"] == pytest.approx(best.task_score) and unit["fell"] == best.fell
+        assert unit["value"] == unit["score"] and unit["target"] is None  # distance, no target: the score itself
         assert len(store.iterations()) == (1 if arm == "canonical" else 2)
     canonical_run = RunStore.open(humanoid_bench / units["canonical"]["run"])
     assert canonical_run.candidate(0, 0).program_hash == canonical("walk").hash

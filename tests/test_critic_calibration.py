@@ -2,9 +2,10 @@
 
 The calibration set (tests/data/calibration, made by benchmarks/make_calibration.py) holds humanoid motions made
 by the project itself, each labelled with how a person rates it as "walk forward on flat ground": the shipped
-gait (4); a crouch walk, a stiff-knee walk and a shuffle (2 each); the posture MPC's kicking walk (1); a fall and
-standing still (0). Gait-machine motions are replayed from their parameters; the two MPC motions are stored
-states whose sensors are recomputed here. Run with -s to see the scores and the rank correlation.
+gait (4); a crouch walk, a stiff-knee walk, a shuffle and a bent-over walk (2 each); the posture MPC's kicking
+walk (1); a fall and standing still (0). Gait-machine motions are replayed from their parameters; the two MPC
+motions are stored states whose sensors are recomputed here. Run with -s to see the scores and the rank
+correlation.
 """
 
 from __future__ import annotations

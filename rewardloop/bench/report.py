@@ -16,7 +16,7 @@ from typing import Any
 from rewardloop.bench.arms import ARMS, BASELINE
 from rewardloop.bench.runner import BenchStore
 from rewardloop.loop.store import write_atomic, write_json
-from rewardloop.tasks import UNITS
+from rewardloop.tasks import UNITS, Task
 
 
 def write_outputs(bench: BenchStore, *, html: bool = True) -> list[Path]:
@@ -33,7 +33,7 @@ def summarize(bench: BenchStore) -> dict[str, Any]:
     """bench.json: the plan's facts, every unit's verdict, per-pair aggregates and per-arm wins over canonical."""
     units = [{**(bench.judged(u) or {"task": u.pair.task_name, "body": u.pair.body, "arm": u.arm, "seed": u.seed,
                                      "status": "pending"})} for u in bench.units()]
-    pairs = [_pair_summary(p.key, p.task_name, p.body, p.task.metric, bench.arms,
+    pairs = [_pair_summary(p.key, p.task_name, p.body, p.task, bench.arms,
                            [u for u in units if (u["task"], u["body"]) == (p.task_name, p.body)])
              for p in bench.suite.pairs]
     return {"format": bench.plan["format"], "suite": bench.suite.name, "about": bench.suite.about,
@@ -45,7 +45,7 @@ def summarize(bench: BenchStore) -> dict[str, Any]:
             "wins": _wins(pairs, bench.arms), "pairs": pairs, "units": units}
 
 
-def _pair_summary(key: str, task: str, body: str, metric: str, arms: tuple[str, ...],
+def _pair_summary(key: str, name: str, body: str, task: Task, arms: tuple[str, ...],
                   units: list[dict[str, Any]]) -> dict[str, Any]:
     by_arm = {}
     for arm in arms:
@@ -53,6 +53,7 @@ def _pair_summary(key: str, task: str, body: str, metric: str, arms: tuple[str, 
         by_arm[arm] = {"n": len(judged), "seeds": [u["seed"] for u in judged],
                        "judged_score": _spread([u["judged_score"] for u in judged]),
                        "score": _spread([u["score"] for u in judged]),
+                       "value": _spread([u["value"] for u in judged]),
                        "gait_met": _spread([u["gait_met"] for u in judged]),
                        "gait_targets": max((u["gait_targets"] for u in judged), default=0),
                        "achieved": sum(bool(u["achieved"]) for u in judged),
@@ -61,7 +62,7 @@ def _pair_summary(key: str, task: str, body: str, metric: str, arms: tuple[str, 
                        "best_video": _best_video(judged),
                        "skipped": next((u["reason"] for u in units if u["arm"] == arm and u["status"] == "skipped"),
                                        None)}
-    return {"pair": key, "task": task, "body": body, "metric": metric, "arms": by_arm,
+    return {"pair": key, "task": name, "body": body, "metric": task.metric, "target": task.target, "arms": by_arm,
             "seed_wins": _seed_wins(units, arms)}
 
 
@@ -117,7 +118,7 @@ def markdown(summary: dict[str, Any]) -> str:
              f"model cost ${summary['cost_usd']:.2f}", "",
              "| task | body | " + " | ".join(arms) + " |", "|---|---|" + "---|" * len(arms)]
     for pair in summary["pairs"]:
-        cells = [_cell(pair["arms"][arm], pair["metric"]) for arm in arms]
+        cells = [_cell(pair["arms"][arm], pair) for arm in arms]
         lines.append(f"| {pair['task']} | {pair['body']} | " + " | ".join(cells) + " |")
     lines.append("")
     for arm, won in summary["wins"].items():
@@ -130,17 +131,19 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _cell(arm: dict[str, Any], metric: str) -> str:
+def _cell(arm: dict[str, Any], pair: dict[str, Any]) -> str:
+    """An arm's facts on a pair: judged score, the task metric's value (and its target), successes, falls, gait."""
     if not arm["n"]:
         if arm["no_motion"]:
             return f"no motion ({arm['no_motion']} runs evaluated no candidate)"
         return f"n/a ({arm['skipped']})" if arm["skipped"] else "pending"
-    score, value, gait = arm["judged_score"], arm["score"], arm["gait_met"]["mean"]
+    score, value, gait = arm["judged_score"], arm["value"], arm["gait_met"]["mean"]
     spread = "" if score["std"] is None else f" ± {score['std']:.2f}"
     value_spread = "" if value["std"] is None else f" ± {value['std']:.2g}"
-    unit = f" {UNITS.get(metric, '')}".rstrip()
+    unit = f" {UNITS.get(pair['metric'], '')}".rstrip()
+    target = "" if pair["target"] is None else f" (target {pair['target']:g})"
     falls = f", {arm['fell']} fell" if arm["fell"] else ""
-    return (f"**{score['mean']:.2f}**{spread} · {metric} {value['mean']:.3g}{value_spread}{unit} · "
+    return (f"**{score['mean']:.2f}**{spread} · {pair['metric']} {value['mean']:.3g}{value_spread}{unit}{target} · "
             f"{arm['achieved']}/{arm['n']} ok"
             f"{falls} · gait {gait:.1f}/{arm['gait_targets']}")
 
@@ -166,23 +169,24 @@ def page(summary: dict[str, Any], root: Path) -> str:
 def _html_table(summary: dict[str, Any]) -> str:
     head = "".join(f"<th>{escape(a)}</th>" for a in summary["arms"])
     rows = "".join(f"<tr><td>{escape(p['task'])}</td><td>{escape(p['body'])}</td>"
-                   + "".join(f"<td>{escape(_cell(p['arms'][a], p['metric']).replace('**', ''))}</td>"
+                   + "".join(f"<td>{escape(_cell(p['arms'][a], p).replace('**', ''))}</td>"
                              for a in summary["arms"]) + "</tr>" for p in summary["pairs"])
     return f"<table class='costs'><tr><th>task</th><th>body</th>{head}</tr>{rows}</table>"
 
 
 def _pair_section(pair: dict[str, Any], arms: list[str], root: Path) -> str:
-    cards = "".join(_video_card(arm, pair["arms"][arm], pair["metric"], root) for arm in arms)
+    cards = "".join(_video_card(arm, pair, root) for arm in arms)
     return (f"<h2>{escape(pair['task'])} on {escape(pair['body'])}</h2>"
             f"<div class='row'>{bars_svg(pair, arms)}</div><div class='row'>{cards}</div>")
 
 
-def _video_card(arm: str, data: dict[str, Any], metric: str, root: Path) -> str:
+def _video_card(arm: str, pair: dict[str, Any], root: Path) -> str:
+    data = pair["arms"][arm]
     video = root / data["best_video"] if data["best_video"] else None
     media = (f"<video controls muted loop playsinline src='data:video/mp4;base64,"
              f"{base64.b64encode(video.read_bytes()).decode()}'></video>" if video and video.is_file()
              else "<div class='novideo'>no video</div>")
-    facts = escape(_cell(data, metric).replace("**", ""))
+    facts = escape(_cell(data, pair).replace("**", ""))
     return (f"<div class='card'><h3>{escape(arm)}</h3>{media}<p>{facts}</p>"
             f"<p>the video: the best of {data['n']} seed(s) by the judged score</p></div>")
 

@@ -223,7 +223,7 @@ def _existing_run(folder: Path) -> RunStore | None:
 def _verdict_line(verdict: dict[str, Any]) -> str:
     if verdict["status"] != "judged":
         return f"{verdict['status']}" + (f" ({verdict['reason']})" if verdict.get("reason") else "")
-    return (f"judged {verdict['judged_score']:.2f}, {verdict['metric']} {verdict['score']:.3g}"
+    return (f"judged {verdict['judged_score']:.2f}, {verdict['metric']} {verdict['value']:.3g}"
             f"{', success' if verdict['achieved'] else ''}{', fell' if verdict['fell'] else ''}, "
             f"gait {verdict['gait_met']}/{verdict['gait_targets']}")
 

@@ -139,6 +139,8 @@ class GaitThresholds:
     """Limp: left/right step-time difference above this fraction of the mean step time."""
     wobble_deg: float = 20.0
     """Trunk wobble: 5-95 % range of trunk pitch or roll above this (deg)."""
+    lean_deg: float = 20.0
+    """Trunk lean: mean trunk pitch further than this from vertical, forward (bent over) or backward (deg)."""
     scuff_clearance_m: float = 0.01
     """Scuffing: the body travels but its swing feet rise less than this (m, 95th percentile)."""
     still_speed: float = 0.1
@@ -555,6 +557,11 @@ def _detect_trunk_wobble(m: GaitMeasures, th: GaitThresholds) -> Detection:
                      f"5-95 % range of trunk pitch or roll > {th.wobble_deg:g} deg")
 
 
+def _detect_trunk_lean(m: GaitMeasures, th: GaitThresholds) -> Detection:
+    return Detection(np.abs(m.trunk_pitch_mean) > th.lean_deg, m.trunk_pitch_mean, _no_time(m), "deg",
+                     f"mean trunk pitch beyond {th.lean_deg:g} deg forward or backward")
+
+
 def _detect_scuffing(m: GaitMeasures, th: GaitThresholds) -> Detection:
     clearance = np.nan_to_num(m.swing_clearance, nan=0.0)  # never off the ground: no clearance at all
     moving = m.speed >= th.still_speed
@@ -579,6 +586,7 @@ DETECTORS: dict[str, Callable[[GaitMeasures, GaitThresholds], Detection]] = {
     "stiff_legged": _detect_stiff_legged,
     "limp": _detect_limp,
     "trunk_wobble": _detect_trunk_wobble,
+    "trunk_lean": _detect_trunk_lean,
     "scuffing": _detect_scuffing,
     "flailing_arms": _detect_flailing_arms,
     "standing_still": _detect_standing_still,

@@ -1,7 +1,7 @@
 """The builtin critic's gait checks: a walking motion's gait analysis judged against people's walking.
 
-Every detector of `rewardloop.critic.gait` (kick, shuffling, crouch, stiff legs, limp, trunk wobble, scuffing,
-flailing arms, standing still) and the shape of the hip and knee curves over a stride become checks. Each is
+Every detector of `rewardloop.critic.gait` (kick, shuffling, crouch, stiff legs, limp, trunk wobble, trunk lean,
+scuffing, flailing arms, standing still) and the shape of the hip and knee curves over a stride become checks. Each is
 graded the same way, in fault units u: 0 at the human-like target (`HumanLikeTargets`, or people's normal
 range where the targets have none), 1 at the detector's fault threshold (`GaitThresholds`), and so on linearly;
 the check scores 2^-u (full marks at the target, half at the fault threshold), at least 2^-MAX_FAULT_UNITS.
@@ -31,9 +31,9 @@ GaitRow = dict[str, float | int | bool]
 
 GAIT_WEIGHTS: dict[str, float] = {
     "kick": 1.5, "shuffling": 1.5, "crouch": 1.0, "stiff_legged": 1.0, "hip_shape": 1.0, "knee_shape": 1.0,
-    "limp": 0.75, "trunk_wobble": 0.75, "scuffing": 0.5, "flailing_arms": 0.5,
+    "limp": 0.75, "trunk_wobble": 0.75, "trunk_lean": 1.5, "scuffing": 0.5, "flailing_arms": 0.5,
 }
-"""Weight of each gait check in the overall score; together about as much as the physics checks of a walk (8.5),
+"""Weight of each gait check in the overall score; together a little more than the physics checks of a walk (8.5),
 so a walk that travels well but unlike people scores about half marks."""
 
 WAIVERS: dict[str, tuple[str, ...]] = {
@@ -217,6 +217,15 @@ def _trunk_wobble(facts: GaitFacts) -> Finding:
                     (Suggestion("upright", "increase", "keep the torso steady and vertical"),))
 
 
+def _trunk_lean(facts: GaitFacts) -> Finding:
+    lean, upright = facts.value("trunk_pitch_mean", 0.0), facts.human.max_trunk_lean_deg
+    way = "bent over: the trunk leans" if lean > 0 else "leaning back: the trunk leans"
+    issue = Issue("torso", f"{way} {abs(lean):.0f}° {'forward' if lean > 0 else 'backward'} on average (people: "
+                  f"within {upright:.0f}° of vertical, slightly forward)")
+    return _finding("trunk_lean", _grade(abs(lean), upright, facts.faults.lean_deg), bool(facts.row["trunk_lean"]),
+                    abs(lean) <= upright, issue, (Suggestion("upright", "increase", "keep the torso vertical"),))
+
+
 def _scuffing(facts: GaitFacts) -> Finding:
     clearance, toe = facts.value("swing_clearance", 0.0), 0.02
     issue = Issue("feet", f"feet scuff: swing feet rise {100 * clearance:.1f} cm (95th percentile; people clear the "
@@ -253,7 +262,7 @@ def _no_gait(facts: GaitFacts) -> Finding:
 GAIT_CHECKS: dict[str, Callable[[GaitFacts], Finding]] = {
     "kick": _kick, "shuffling": _shuffling, "crouch": _crouch, "stiff_legged": _stiff_legged,
     "hip_shape": _shape("hip", "hips"), "knee_shape": _shape("knee", "knees"), "limp": _limp,
-    "trunk_wobble": _trunk_wobble, "scuffing": _scuffing, "flailing_arms": _flailing_arms,
+    "trunk_wobble": _trunk_wobble, "trunk_lean": _trunk_lean, "scuffing": _scuffing, "flailing_arms": _flailing_arms,
 }
 """The gait checks, by name (a trajectory without strides gets the single `standing_still` check instead)."""
 

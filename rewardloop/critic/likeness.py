@@ -2,7 +2,8 @@
 
 The targets follow normative walking (see `human_gait.json`): hip and knee curves over a stride shaped like
 people's, a nearly straight knee in mid-stance and a well-bent one in swing, a moderate hip swing, a low swing
-foot, a walking cadence and a steady pelvis. `shortfall` turns misses into one non-negative number per
+foot, a walking cadence, a steady pelvis and a
+nearly upright trunk. `shortfall` turns misses into one non-negative number per
 trajectory (0 when every target is met), each miss scaled by a tolerance in its own units.
 """
 
@@ -33,10 +34,13 @@ class HumanLikeTargets:
     """Steps per minute."""
     max_pelvis_yaw_deg: float = 20.0
     """Most pelvis yaw oscillation within a stride, peak to peak (deg)."""
+    max_trunk_lean_deg: float = 10.0
+    """Most mean trunk pitch from vertical, forward or backward (deg). People walking at their own speed keep the
+    trunk within a few degrees of vertical, leaning slightly forward (more when walking fast or uphill)."""
 
 
 _TOLERANCE = {"hip_shape": 0.15, "knee_shape": 0.15, "knee_midstance": 10.0, "knee_swing": 10.0, "hip_peak": 10.0,
-              "clearance": 0.05, "cadence": 15.0, "pelvis_yaw": 10.0}
+              "clearance": 0.05, "cadence": 15.0, "pelvis_yaw": 10.0, "trunk_lean": 5.0}
 """How far past each target counts as one unit of shortfall, in the target's units."""
 
 
@@ -54,6 +58,7 @@ def misses(analysis: GaitAnalysis, targets: HumanLikeTargets = HumanLikeTargets(
         "clearance": np.maximum(m.swing_clearance - t.max_clearance_m, 0.0),
         "cadence": _outside(m.cadence, t.cadence),
         "pelvis_yaw": np.maximum(m.pelvis_yaw_range - t.max_pelvis_yaw_deg, 0.0),
+        "trunk_lean": np.maximum(np.abs(m.trunk_pitch_mean) - t.max_trunk_lean_deg, 0.0),
     }
 
 

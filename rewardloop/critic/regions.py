@@ -34,7 +34,7 @@ REGIONS: dict[str, Region] = {
     "knees": Region(("knee_flexion",), ("knee_midstance", "peak_knee_swing"), ("crouch", "stiff_legged")),
     "ankles": Region(("ankle_dorsiflexion",)),
     "trunk and pelvis": Region((), ("trunk_pitch_mean", "trunk_pitch_range", "trunk_roll_range",
-                                    "pelvis_yaw_range"), ("trunk_wobble",)),
+                                    "pelvis_yaw_range"), ("trunk_wobble", "trunk_lean")),
     "feet and stepping": Region((), ("speed", "cadence", "step_length", "stance_fraction", "step_time_asymmetry",
                                      "swing_clearance", "peak_swing_foot"),
                                 ("shuffling", "limp", "scuffing", "standing_still")),

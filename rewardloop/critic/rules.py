@@ -159,7 +159,11 @@ def _straight(t: Targets, d: Descriptors) -> Finding:
 
 
 def _upright(t: Targets, d: Descriptors) -> Finding:
+    """The trunk's mean tilt; for a walk not asked to be upright only its roll (the gait check `trunk_lean`
+    judges the forward or backward lean against people's)."""
     pitch, roll = _num(d, "trunk_pitch_deg", 0.0), _num(d, "trunk_roll_deg", 0.0)
+    if is_walking(t) and not t.upright:
+        pitch = 0.0
     tilt = float(np.hypot(pitch, roll))
     allowed = 8.0 if t.upright else 15.0
     score = float(np.clip(1.0 - (tilt - allowed) / 25.0, 0.0, 1.0))

@@ -44,6 +44,7 @@ DETECTOR_TERMS: dict[str, tuple[str, ...]] = {
     "stiff_legged": ("human_gait_tracking",),
     "limp": ("gait_symmetry",),
     "trunk_wobble": ("upright",),
+    "trunk_lean": ("upright",),
     "scuffing": ("foot_clearance",),
     "standing_still": ("velocity_tracking",),
     "flailing_arms": ("arm_swing",),
