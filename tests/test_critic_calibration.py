@@ -78,7 +78,7 @@ def test_the_set_is_what_the_labels_say(observed):
     fired = {name: {k for k, d in o.gait.detections.items() if d.detected[0]}  # type: ignore[union-attr]
              for name, o in observed.items()}
     for name, detector in [("kicking_walk", "kick"), ("shuffle", "shuffling"), ("crouch_walk", "crouch"),
-                           ("standing", "standing_still")]:
+                           ("standing", "standing_still"), ("bent_over_walk", "trunk_lean")]:
         assert detector in fired[name], (name, fired[name])
     # the stiff-knee walk swings its knee to 35°, at the stiff-legged detector's threshold and well under people's
     # 45-70° (HumanLikeTargets); it fails the knee-swing target rather than firing the detector
@@ -119,6 +119,16 @@ def test_the_kicking_walk_is_no_success_and_its_critique_names_its_faults(observ
     assert {"swing_height_limit", "joint_limits", "cadence_band", "knee_extension", "human_gait_tracking"} <= set(terms)
     assert set(terms) <= set(TERMS)  # only library terms
     assert "kick" in critique.summary and "shuffling" in critique.summary
+
+
+def test_a_bent_over_walk_is_said_to_lean_once_and_the_upright_shipped_gait_is_not(observed):
+    critic = BuiltinCritic()
+    bent = critic.critique_observation(DESCRIPTION, observed["bent_over_walk"])
+    leaning = [i for i in bent.issues if i.part == "torso" and "leans" in i.problem]
+    assert len(leaning) == 1 and leaning[0].problem.startswith("bent over: the trunk leans") and not bent.success
+    assert "upright" in [s.term for s in bent.suggestions]
+    good = critic.critique_observation(DESCRIPTION, observed["good_walk"])
+    assert not any(i.problem.startswith("bent over") for i in good.issues)
 
 
 def test_a_style_the_description_asks_for_waives_the_checks_it_contradicts(observed):

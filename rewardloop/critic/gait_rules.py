@@ -219,11 +219,12 @@ def _trunk_wobble(facts: GaitFacts) -> Finding:
 
 def _trunk_lean(facts: GaitFacts) -> Finding:
     lean, upright = facts.value("trunk_pitch_mean", 0.0), facts.human.max_trunk_lean_deg
-    way = "bent over: the trunk leans" if lean > 0 else "leaning back: the trunk leans"
-    issue = Issue("torso", f"{way} {abs(lean):.0f}° {'forward' if lean > 0 else 'backward'} on average (people: "
-                  f"within {upright:.0f}° of vertical, slightly forward)")
-    return _finding("trunk_lean", _grade(abs(lean), upright, facts.faults.lean_deg), bool(facts.row["trunk_lean"]),
-                    abs(lean) <= upright, issue, (Suggestion("upright", "increase", "keep the torso vertical"),))
+    fired = bool(facts.row["trunk_lean"])
+    way = ("bent over: " if lean > 0 else "leaning back: ") if fired else ""
+    issue = Issue("torso", f"{way}the trunk leans {abs(lean):.0f}° {'forward' if lean > 0 else 'backward'} on "
+                  f"average (people: within {upright:.0f}° of vertical, slightly forward)")
+    return _finding("trunk_lean", _grade(abs(lean), upright, facts.faults.lean_deg), fired, abs(lean) <= upright,
+                    issue, (Suggestion("upright", "increase", "keep the torso vertical"),))
 
 
 def _scuffing(facts: GaitFacts) -> Finding:
