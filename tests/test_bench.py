@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from rewardloop.bench import runner
-from rewardloop.bench.report import _seed_wins, _spread
+from rewardloop.bench.report import _cell, _seed_wins, _spread
 from rewardloop.bench.runner import BENCH_FORMAT, BenchStore, run_bench
 from rewardloop.bench.suite import load_suite
 from rewardloop.cli import main
@@ -222,6 +222,15 @@ def test_spread_and_seed_wins_by_hand():
                              ("designer", 0, 4.0))]
     # loop beats canonical on seed 0 (5.5 > 5) but not seed 1 (a tie is no win); designer ran seed 0 only
     assert _seed_wins(units, ("canonical", "designer", "loop")) == {"designer": [0, 1], "loop": [1, 2]}
+
+
+
+def test_a_cell_shows_the_metric_itself_and_its_target_not_the_score():
+    arm = {"n": 2, "judged_score": _spread([8.0, 8.5]), "value": _spread([0.61, 0.55]),
+           "score": _spread([-0.01, -0.05]), "gait_met": _spread([4, 5]), "gait_targets": 9, "achieved": 2, "fell": 0}
+    cell = _cell(arm, {"metric": "speed", "target": 0.6})
+    assert cell.startswith("**8.25** ± 0.35 · speed 0.58 ± 0.042 m/s (target 0.6) · 2/2 ok") and "-0.03" not in cell
+    assert "(target" not in _cell({**arm, "value": _spread([3.0])}, {"metric": "distance", "target": None})
 
 
 @pytest.mark.slow
