@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_gait.py --body humanoid --seeds 0 1 2 --json gait.json
 
 Each row is a reward (and ground) that the optimizer gets: the canonical walks on flat, rough, slope and
-stairs ground, and rewards for a slow walk at 0.6 m/s, a fast walk, straight knees and a 90° left turn. For
+stairs ground, and rewards for a slow walk at 0.6 m/s, a fast walk, straight knees, a 90° left turn and the
+injured walk (the walk-injured task's body and reward). For
 every row and seed, the default optimizer of the loop (policy search warm-started from the shipped gait,
 the per-candidate budget) produces a 10-s motion from the walking start; the row reports distance, falls,
 speed, heading, cadence, knee and hip angles, similarity to human walking and wall time. The flat walk's
@@ -34,6 +35,7 @@ from rewardloop.reward.program import RewardProgram
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, CompiledScene, Scene, compile_scene, random_physics
 from rewardloop.sim.terrain import Terrain
+from rewardloop.tasks import INJURIES
 
 
 def _with_speed(target: str) -> str:
@@ -66,8 +68,9 @@ ROWS: dict[str, tuple[str, Terrain]] = {
     "rough": (CANONICAL["walk_rough"], Terrain("rough")),
     "slope 5°": (CANONICAL["walk_slope"], Terrain("slope", slope_deg=5.0)),
     "stairs": (CANONICAL["walk_stairs"], Terrain("stairs")),
+    "injured": (CANONICAL["walk_injured"], Terrain("flat")),
 }
-"""Row name -> (reward program, ground)."""
+"""Row name -> (reward program, ground); the `injured` row weakens the body as the walk-injured task does."""
 
 
 def measure(scene: CompiledScene, trajectory: Trajectory) -> dict[str, float | bool | None]:
@@ -103,7 +106,8 @@ def robustness(policy: Policy, body: str, *, seeds: list[int]) -> dict[str, floa
 
 def run_row(name: str, body: str, seed: int, config_changes: dict) -> tuple[dict, Policy | None]:
     source, terrain = ROWS[name]
-    scene = compile_scene(Scene(body, terrain, start_speed=WALKING_START_SPEED))
+    injury = INJURIES.get(body, ()) if name == "injured" else ()
+    scene = compile_scene(Scene(body, terrain, injury, start_speed=WALKING_START_SPEED))
     config = default_config(scene, kind="search", duration_s=10.0, search=config_changes)
     trajectory = optimize(scene, RewardProgram.from_source(source).evaluate_trusted, config, seed=seed)
     return measure(scene, trajectory), trajectory.policy
