@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rewardloop.control.metrics import STAY_RADIUS_M, STEP_RADIUS_M, TaskMetrics
 from rewardloop.errors import UserError, unknown_name
@@ -18,6 +19,9 @@ from rewardloop.sim.bodies import BODIES
 from rewardloop.sim.scene import WALKING_START_SPEED, Physics, Scene
 from rewardloop.sim.terrain import Terrain
 from rewardloop.spec import TaskSpec, spec_from_description
+
+if TYPE_CHECKING:
+    from rewardloop.reward.program import RewardProgram
 
 METRICS: dict[str, str] = {
     "distance": "m walked forward along +x",
@@ -101,6 +105,21 @@ class Task:
             raise unknown_name("body", body, BODIES)
         injury = INJURIES.get(body, ()) if self.scene.injury else ()
         return dataclasses.replace(self, scene=dataclasses.replace(self.scene, body=body, injury=injury))
+
+    def canonical_program(self) -> RewardProgram | None:
+        """The canonical reward the task starts from (None without one); a canonical walk for a stated forward
+        speed targets that speed."""
+        from rewardloop.reward.canonical import SPEED_CANONICALS, canonical
+
+        if self.canonical is None:
+            return None
+        forward = self.metric == "speed" and self.target is not None and self.target > 0
+        return canonical(self.canonical, speed=self.target if forward and self.canonical in SPEED_CANONICALS else None)
+
+    @property
+    def score_name(self) -> str:
+        """What `score` is, for a person: the metric's name, or '-|speed - 0.6|' for a task with a target."""
+        return self.metric if self.target is None else f"-|{self.metric} - {self.target:g}|"
 
     def score(self, metrics: TaskMetrics) -> float:
         """The task metric of a trajectory (metric units, larger is better): the metric itself, or

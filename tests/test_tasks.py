@@ -9,7 +9,8 @@ import pytest
 from rewardloop.cli import main
 from rewardloop.control.metrics import TaskMetrics
 from rewardloop.errors import UserError
-from rewardloop.reward.canonical import CANONICAL
+from rewardloop.loop.design import trusted_source
+from rewardloop.reward.canonical import CANONICAL, SPEED_CANONICALS, canonical
 from rewardloop.sim.terrain import Terrain
 from rewardloop.tasks import INJURIES, TASK_BODIES, TASKS, Task, get_task, task_from_description
 
@@ -71,3 +72,19 @@ def test_tasks_command_lists_each_task_per_body(capsys):
     rows = [line.split()[:2] for line in lines[1:-1]]
     assert rows == [[name, body] for name in TASKS for body in TASK_BODIES]  # 7 tasks x 2 bodies = 14 rows
     assert any("injured: left_plantarflexors at 30%" in line for line in lines)
+
+
+def test_a_stated_forward_speed_sets_the_canonical_walks_target_speed():
+    slow = task_from_description("walk forward slowly at 0.6 m/s", "humanoid")
+    program = slow.canonical_program()
+    assert slow.canonical == "walk" and program is not None and slow.score_name == "-|speed - 0.6|"
+    assert "np.minimum(0.6, start + 0.6 * f.time)" in program.source and "1.5 * f.standing_height" not in program.source
+    assert program.hash == canonical("walk", speed=0.6).hash != canonical("walk").hash
+    assert not trusted_source(program.source)  # not a stock canonical source: it runs in the sandbox
+    plain = task_from_description("walk forward", "humanoid").canonical_program()
+    assert plain is not None and plain.hash == canonical("walk").hash and trusted_source(plain.source)
+    backward = task_from_description("walk backward at 0.5 m/s", "humanoid").canonical_program()
+    assert backward is not None and backward.hash == canonical("walk_backward").hash  # no forward ramp to set
+    assert set(SPEED_CANONICALS) >= {"walk", "walk_rough", "walk_injured"} and "turn_left" not in SPEED_CANONICALS
+    with pytest.raises(UserError, match="no canonical speed ramp"):
+        canonical("turn_left", speed=0.5)

@@ -167,12 +167,13 @@ def _drive(store, *, quiet: bool, stream: TextIO | None = None) -> int:  # store
     from rewardloop.loop.live import LiveView
     from rewardloop.loop.run import run_loop
     from rewardloop.report.html import write_report
+    from rewardloop.tasks import Task
 
     with LiveView(quiet=quiet, stream=stream or sys.stdout) as view:
         result = run_loop(store, on_event=view)
     report = write_report(store.path)
     best = result.best
-    summary = (f"best: iteration {best.iteration} candidate {best.index}, {store.task['metric']} "
+    summary = (f"best: iteration {best.iteration} candidate {best.index}, {Task.from_dict(store.task).score_name} "
                f"{best.task_score:.3g}, critic {best.critic_score:.3g}" if best else "no candidate was evaluated")
     print(f"stopped ({result.stop_reason.value}); {summary}; model cost ${result.cost_usd:.4f}", file=stream)
     print(f"reward program: {store.path / 'best_program.py'}" if best else "", file=stream)

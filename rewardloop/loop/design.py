@@ -99,12 +99,11 @@ class ModelSession:
 
     def canonical(self) -> ProposalRecord:
         """The task's canonical reward as iteration 0's only candidate."""
-        from rewardloop.reward.canonical import canonical
-
-        assert self.task.canonical is not None
-        program = canonical(self.task.canonical)
+        program = self.task.canonical_program()
+        assert program is not None
         return ProposalRecord(source=program.source, rationale=f"the task's canonical reward '{self.task.canonical}'",
-                              trusted=True, program_hash=program.hash, weights=dict(program.weights))
+                              trusted=trusted_source(program.source), program_hash=program.hash,
+                              weights=dict(program.weights))
 
     def given(self, source: str) -> ProposalRecord:
         """A program given in the run configuration (`start_program`) as iteration 0's only candidate; it runs
@@ -192,7 +191,7 @@ class MetricOnlyCritic:
                  spec: Any = None) -> Critique:
         metrics: TaskMetrics = trajectory.metrics
         achieved = self.task.achieved(metrics)
-        summary = (f"No critic watched this motion; only the task metric is known: {self.task.metric} "
+        summary = (f"No critic watched this motion; only the task metric is known: {self.task.score_name} "
                    f"{self.task.score(metrics):.3g}{' (fell)' if metrics.fell else ''}; the success rule "
                    f"({self.task.success_rule()}) is {'met' if achieved else 'not met'}.")
         return Critique(success=achieved, score=10.0 if achieved else 0.0, summary=summary,
@@ -236,9 +235,8 @@ WEIGHTS = {"upright": 1.0, "fallen": 1.0}
 
 def starting_program(task: Task) -> Any:
     """The program a task starts from: its canonical reward, else the seed program (a RewardProgram)."""
-    from rewardloop.reward.canonical import canonical
-
-    return canonical(task.canonical) if task.canonical else _program(None)
+    program = task.canonical_program()
+    return program if program is not None else _program(None)
 
 
 def _program(folder: Path | None) -> Any:

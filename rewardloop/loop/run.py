@@ -348,7 +348,7 @@ class _Loop:
     def _save(self, record: CandidateRecord) -> None:
         self.store.save_candidate(record)
         self._emit("candidate_done", record.iteration, record.index,
-                   message=f"{record.status.value}: {self.task.metric} {_fmt(record.task_score)}, "
+                   message=f"{record.status.value}: {self.task.score_name} {_fmt(record.task_score)}, "
                            f"critic {_fmt(record.critic_score)}" if record.error is None
                    else f"{record.status.value}: {record.error.splitlines()[0][:120]}")
 

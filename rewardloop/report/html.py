@@ -69,7 +69,7 @@ def _header(store: RunStore, iterations: list[IterationRecord], candidates: dict
             ("models", f"critic {config.get('critic')}, designer {config.get('designer')}"),
             ("executor", str(config.get("executor")))]
     if best:
-        rows.append(("best", f"iteration {best.iteration}, candidate {best.index}: {task['metric']} "
+        rows.append(("best", f"iteration {best.iteration}, candidate {best.index}: {Task.from_dict(task).score_name} "
                              f"{_number(best.task_score)}, critic score {_number(best.critic_score)}, "
                              f"{'fell' if best.fell else 'no fall'}"))
     table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows)
@@ -99,7 +99,7 @@ def _diff_class(line: str) -> str:
 
 
 def _plots(store: RunStore, iterations: list[IterationRecord], candidates: dict[int, list[CandidateRecord]]) -> str:
-    metric = store.task["metric"]
+    metric = Task.from_dict(store.task).score_name
     best = [store.candidate(*r.best) if r.best else None for r in iterations]
     tried = [(c.iteration, c.task_score) for cs in candidates.values() for c in cs if c.task_score is not None]
     best_metric = [(r.index, b.task_score) for r, b in zip(iterations, best, strict=True)
@@ -142,7 +142,8 @@ def _candidate(store: RunStore, c: CandidateRecord, iteration: IterationRecord) 
     media = (f"<video controls muted loop playsinline src='data:video/mp4;base64,"
              f"{base64.b64encode(video.read_bytes()).decode()}'></video>" if video.is_file()
              else "<div class='novideo'>no video</div>")
-    facts = (f"<p>{escape(store.task['metric'])} {_number(c.task_score)} · critic {_number(c.critic_score)}"
+    name = Task.from_dict(store.task).score_name
+    facts = (f"<p>{escape(name)} {_number(c.task_score)} · critic {_number(c.critic_score)}"
              f"{' · success' if c.success else ''}{' · <b>fell</b>' if c.fell else ''}</p>")
     return (f"<div class='card {verdict}'><h3>candidate {c.index} <span class='tag'>{verdict}</span></h3>{media}"
             f"{facts}{_critique(folder)}<details><summary>designer's rationale</summary>"

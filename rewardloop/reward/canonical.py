@@ -7,7 +7,7 @@ m/s is about 1.3 m/s for the humanoid (standing height 0.86 m), the middle of pe
 
 from __future__ import annotations
 
-from rewardloop.errors import unknown_name
+from rewardloop.errors import UserError, unknown_name
 from rewardloop.reward.program import RewardProgram
 
 _FORWARD = '''
@@ -164,8 +164,25 @@ CANONICAL: dict[str, str] = {
 """Task name -> program source."""
 
 
-def canonical(name: str) -> RewardProgram:
-    """The canonical program for a task, validated."""
+_TOP_SPEED = "1.5 * f.standing_height"
+_RAMP = "np.minimum({top}, start + 0.6 * f.time)"
+
+SPEED_CANONICALS = tuple(name for name, source in CANONICAL.items() if _RAMP.format(top=_TOP_SPEED) in source)
+"""The canonical walks whose forward speed target a task can set (`canonical(name, speed=...)`)."""
+
+
+def with_top_speed(source: str, top: str) -> str:
+    """A canonical walk's source with the top of its speed ramp set to `top` (an expression in f, m/s)."""
+    ramp = _RAMP.format(top=_TOP_SPEED)
+    if ramp not in source:
+        raise UserError(f"this program has no canonical speed ramp to set; the canonical walks that have one: "
+                        f"{', '.join(SPEED_CANONICALS)}")
+    return source.replace(ramp, _RAMP.format(top=top)).replace("1.5 x standing height (m/s)", f"{top} m/s")
+
+
+def canonical(name: str, *, speed: float | None = None) -> RewardProgram:
+    """The canonical program for a task, validated; `speed` (m/s, forward) sets a canonical walk's target speed."""
     if name not in CANONICAL:
         raise unknown_name("canonical reward", name, CANONICAL)
-    return RewardProgram.from_source(CANONICAL[name])
+    source = CANONICAL[name] if speed is None else with_top_speed(CANONICAL[name], f"{speed:g}")
+    return RewardProgram.from_source(source)
