@@ -121,10 +121,14 @@ class Task:
         """What `score` is, for a person: the metric's name, or '-|speed - 0.6|' for a task with a target."""
         return self.metric if self.target is None else f"-|{self.metric} - {self.target:g}|"
 
+    def value(self, metrics: TaskMetrics) -> float:
+        """The task metric's own value for a trajectory (metric units)."""
+        return float(getattr(metrics, self.metric))
+
     def score(self, metrics: TaskMetrics) -> float:
         """The task metric of a trajectory (metric units, larger is better): the metric itself, or
         -|metric - target| for a task with a target."""
-        value = float(getattr(metrics, self.metric))
+        value = self.value(metrics)
         return value if self.target is None else -abs(value - self.target)
 
     def achieved(self, metrics: TaskMetrics) -> bool:

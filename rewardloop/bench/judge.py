@@ -59,7 +59,7 @@ def judge_run(store: RunStore, judge: Any, *, root: Path) -> dict[str, Any]:
     targets = {name: bool(value[0]) for name, value in met(gait).items()}
     metrics = trajectory.metrics
     return {**facts, "status": "judged", "best": list(key), "program_hash": record.program_hash if record else None,
-            "metric": task.metric, "value": float(getattr(metrics, task.metric)), "target": task.target,
+            "metric": task.metric, "value": task.value(metrics), "target": task.target,
             "score": task.score(metrics), "achieved": task.achieved(metrics),
             "fell": bool(metrics.fell), "gait_met": sum(targets.values()), "gait_targets": len(targets),
             "gait_missed": sorted(n for n, ok in targets.items() if not ok),

@@ -2,9 +2,8 @@
 
 The targets follow normative walking (see `human_gait.json`): hip and knee curves over a stride shaped like
 people's, a nearly straight knee in mid-stance and a well-bent one in swing, a moderate hip swing, a low swing
-foot, a walking cadence, a steady pelvis and a
-nearly upright trunk. `shortfall` turns misses into one non-negative number per
-trajectory (0 when every target is met), each miss scaled by a tolerance in its own units.
+foot, a walking cadence, a steady pelvis and a nearly upright trunk. `shortfall` turns misses into one
+non-negative number per trajectory (0 when every target is met), each miss scaled by a tolerance in its own units.
 """
 
 from __future__ import annotations
