@@ -3,6 +3,7 @@ batch rows independent of each other, and a short closed-loop rollout."""
 
 from __future__ import annotations
 
+import mujoco
 import numpy as np
 import pytest
 
@@ -144,3 +145,47 @@ def test_policy_search_walks_the_muscle_legs_with_the_reflex(legs):
         trajectory = optimize(legs, reward, config, seed=0)
     assert trajectory.policy is not None and trajectory.policy.controller == "reflex"
     assert trajectory.rollouts.control.shape == (1, 50, 80)
+
+
+def test_hip_rotators_turn_the_thigh_as_the_layout_says(legs):
+    # The layout's yaw sign: raising a hip's rotation angle turns that thigh left in the world (+1) or right (-1),
+    # so a pelvis turning left about a planted thigh lowers (+1) or raises (-1) it. Checked on the posed body.
+    layout = muscle_layout(legs)
+    model, data = legs.model, mujoco.MjData(legs.model)
+    for side in range(2):
+        qpos, _, sign = layout.rotation[side]
+        thigh = model.jnt_bodyid[model.dof_jntid[int(layout.rotation[side, 1])]]
+        yaws = []
+        for delta in (0.0, 0.1):
+            data.qpos[:] = legs.initial_state[1 : 1 + model.nq]
+            data.qpos[int(qpos)] += delta
+            mujoco.mj_kinematics(model, data)
+            x = data.xmat[thigh].reshape(3, 3)[:, 0]
+            yaws.append(np.arctan2(x[1], x[0]))
+        assert np.sign(yaws[1] - yaws[0]) == sign
+        # Each leg's rotators are its own muscles, and some push each way.
+        mine = np.flatnonzero(layout.rotators[side])
+        assert all(a in layout.members[side] for a in mine)
+        assert layout.rotators[side].max() > 0.2 and layout.rotators[side].min() < -0.2
+
+
+def test_a_yawed_pelvis_excites_the_stance_rotators_that_turn_it_back(legs):
+    controller = make_controller("reflex", legs)
+    layout = muscle_layout(legs)
+    state = legs.initial_state[None]
+    with Simulator(legs, nthread=1) as sim:
+        sensed = _loaded(legs, sim.sense(state), 0.5, 0.5)
+    at = layout.sensors[0]  # the pelvis x axis, turned 0.3 rad left
+    x, y = sensed[0, at], sensed[0, at + 1]
+    sensed[0, at : at + 2] = x * np.cos(0.3) - y * np.sin(0.3), x * np.sin(0.3) + y * np.cos(0.3)
+
+    def excitation(**gains: float) -> np.ndarray:
+        params = controller.space.vector({"yaw_d": 0.0, "rot_p": 0.0, "rot_d": 0.0, **gains})[None]
+        return controller.act(state, sensed, np.zeros((1, controller.memory_size)), params)[0, 0]
+
+    added = excitation(yaw_p=2.0) - excitation(yaw_p=0.0)
+    assert added.min() >= 0 and added.max() > 0.05
+    for side in range(2):
+        # The net push on each loaded hip's rotation turns the pelvis right, back to the heading: it raises the
+        # angle where a left turn lowers it.
+        assert np.sign(layout.rotators[side] @ added) == layout.rotation[side, 2]

@@ -8,12 +8,14 @@ extensors and flexors, tensor fasciae latae) join the group they act with, so ev
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
+import mujoco
 import numpy as np
 
 from rewardloop.sim.bodies import SIDES
-from rewardloop.sim.scene import CompiledScene
+from rewardloop.sim.scene import STATE_SPEC, CompiledScene
 
 MUSCLE_GROUPS: dict[str, tuple[str, ...]] = {
     "HAB": ("piri", "sart", "glmed1", "glmed2", "glmin1", "glmin2", "glmin3"),
@@ -58,6 +60,12 @@ class MuscleLayout(NamedTuple):
     """[len(SENSORS)] sensordata addresses."""
     weight: float
     """Body weight (N)."""
+    rotation: np.ndarray
+    """[2 sides, 3]: qpos address, dof address of the hip rotation, and the sign of a pelvis yaw it follows
+    (+1 when the pelvis turning left about a planted thigh lowers the joint's angle)."""
+    rotators: np.ndarray
+    """[2 sides, nu] each muscle's push on its leg's hip rotation at the start posture, + raising the joint's
+    angle, as a fraction of the leg's strongest rotator's moment arm; 0 for the other leg's muscles."""
 
 
 def group_members(scene: CompiledScene) -> dict[str, tuple[int, ...]]:
@@ -84,4 +92,25 @@ def muscle_layout(scene: CompiledScene) -> MuscleLayout:
                             dtype=np.int64)
     sensors = np.array([layout.sensors[name][0] for name in SENSORS], dtype=np.int64)
     weight = float(model.body_subtreemass[0] * -model.opt.gravity[2])
-    return MuscleLayout(joints, members, force_sensor, model.actuator_gainprm[:, 2].copy(), sensors, weight)
+    return MuscleLayout(joints, members, force_sensor, model.actuator_gainprm[:, 2].copy(), sensors, weight,
+                        *hip_rotators(scene))
+
+
+def hip_rotators(scene: CompiledScene) -> tuple[np.ndarray, np.ndarray]:
+    """([2, 3] each hip rotation's qpos and dof address and yaw sign, [2, nu] each muscle's normalised push on
+    it) at the scene's start posture (see `MuscleLayout`)."""
+    model, layout = scene.model, scene.layout
+    data = mujoco.MjData(model)
+    mujoco.mj_setState(model, data, scene.initial_state, STATE_SPEC)
+    mujoco.mj_forward(model, data)
+    moment = np.zeros((model.nu, model.nv))
+    mujoco.mju_sparse2dense(moment, data.actuator_moment, data.moment_rownnz, data.moment_rowadr, data.moment_colind)
+    joints, rotators = np.zeros((2, 3)), np.zeros((2, model.nu))
+    for s, side in enumerate(SIDES):
+        qpos, dof = layout.joint_qpos[f"{side}_hip_rotation"], layout.joint_qvel[f"{side}_hip_rotation"]
+        # The thigh turns about the joint axis; with the thigh planted, the pelvis turns the other way.
+        joints[s] = qpos, dof, math.copysign(1.0, data.xaxis[model.dof_jntid[dof], 2])
+        mine = np.array([model.actuator(a).name.endswith(f"_{side[0]}") for a in range(model.nu)])
+        push = -moment[:, dof] * mine  # a muscle pulls (negative force): it moves the joint against its moment arm
+        rotators[s] = push / np.abs(push).max()
+    return joints, rotators

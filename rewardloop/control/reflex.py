@@ -17,6 +17,10 @@ reflexes whose pathways switch with the leg's phase:
   target the hamstrings stop the leg; once the leg swings back it is held, the knee extending to
   `knee_reach`. The hip abductors and adductors aim the swing leg sideways at `leg_width` abduction plus
   `width_speed_gain` × sideways speed (the foot steps under a sideways fall).
+- **transverse plane** (our addition; the hip rotations are free joints that Song & Geyer's planar model does
+  not have, and left alone the pelvis spins on them): the muscles that rotate each hip, weighted by their moment
+  arms, turn the pelvis back to the target heading about the loaded stance thigh (`yaw_p`, `yaw_d`) and hold
+  every thigh unrotated (`rot_p`, `rot_d`); they add to their groups' excitations.
 - **heading**: the target heading turns at `turn_rate`; its error lengthens the outer leg's placement target
   and shortens the inner one's by `turn_gain` rad per rad.
 Angles are semantic (hip flexion + forward, knee flexion + bent, ankle dorsiflexion + toes up, hip adduction +
@@ -112,6 +116,11 @@ PARAMETERS = ParameterSpace((
     P("had_trunk_p", 0.0, 4.0, 2.0, "1/rad", "hip adductors: stance pelvis roll error gain (module 3)"),
     P("had_trunk_d", 0.0, 0.6, 0.3, "s/rad", "hip adductors: stance pelvis roll rate gain (module 3)"),
     P("had_swing_p", 0.0, 4.0, 2.0, "1/rad", "hip adductors: swing leg abduction error gain (module 6)"),
+    # transverse plane (not in Song & Geyer's planar model)
+    P("yaw_p", 0.0, 10.0, 2.0, "1/rad", "hip rotators: stance pelvis yaw error gain, turning it about the thigh"),
+    P("yaw_d", 0.0, 2.0, 0.3, "s/rad", "hip rotators: stance pelvis yaw rate gain"),
+    P("rot_p", 0.0, 10.0, 1.0, "1/rad", "hip rotators: gain holding the thigh unrotated"),
+    P("rot_d", 0.0, 1.0, 0.1, "s/rad", "hip rotators: damping of the thigh's rotation"),
     # steering and tone
     P("turn_rate", -1.0, 1.0, 0.0, "rad/s", "rate of the target heading, + turning left"),
     P("turn_gain", 0.0, 1.0, 0.3, "rad/rad", "placement lengthening of the outer leg per rad of heading error"),
@@ -125,7 +134,7 @@ parameters at 1) converted to our angles; they are where gait searches begin, no
  GLU_HOLD_P, HAM_GLU, HAM_STOP_P, RF_FORCE, RF_KNEE_D, VAS_FORCE, VAS_KNEE_P, VAS_REACH_P, BFSH_KNEE_P, BFSH_FLEX_D,
  BFSH_FLEX_P, BFSH_HOLD, BFSH_HAM, BFSH_HAM_OFF, BFSH_REACH_P, GAS_FORCE, SOL_FORCE, TA_ANKLE_P, TA_SOL,
  LATERAL_LEAN, LEG_WIDTH, WIDTH_SPEED_GAIN, HAB_TRUNK_P, HAB_TRUNK_D, HAB_SWING_P, HAD_TRUNK_P, HAD_TRUNK_D,
- HAD_SWING_P, TURN_RATE, TURN_GAIN, TONE) = range(PARAMETERS.size)
+ HAD_SWING_P, YAW_P, YAW_D, ROT_P, ROT_D, TURN_RATE, TURN_GAIN, TONE) = range(PARAMETERS.size)
 
 STARTED = 0
 """Memory column: 1 once the phases were set from the first sensors."""
@@ -155,8 +164,8 @@ class Reflex:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _reflex_kernel(state, sensed, memory, params, joints, members, force_sensor, peak_force, sensors, weight, nq,
-                   controls):
+def _reflex_kernel(state, sensed, memory, params, joints, members, force_sensor, peak_force, sensors, weight,
+                   rotation, rotators, nq, controls):
     """One update for every row: [b, nstate], [b, nsensor], [b, 13] memory (in place), [b, P] params -> controls
     [b, chunk, nu] (written)."""
     angle, rate = np.empty((2, 4)), np.empty((2, 4))
@@ -165,7 +174,7 @@ def _reflex_kernel(state, sensed, memory, params, joints, members, force_sensor,
     for b in range(state.shape[0]):
         p, s, m = params[b], sensed[b], memory[b]
         q, qd = state[b, 1 : 1 + nq], state[b, 1 + nq :]
-        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, _ = pelvis_frame(s, sensors)
+        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         vel = sensors[COM_VEL]
         v_fwd, v_lat = s[vel] * fx + s[vel + 1] * fy, -s[vel] * fy + s[vel + 1] * fx
         _read_legs(q, qd, s, joints, members, force_sensor, peak_force, sensors, weight, angle, rate, load, force)
@@ -185,7 +194,13 @@ def _reflex_kernel(state, sensed, memory, params, joints, members, force_sensor,
             _leg_stimulation(p, leg, prepare, angle[side], rate[side], load[side], load[1 - side], force[side],
                              targets[side], pitch, pitch_rate, frontal * roll, frontal * roll_rate,
                              frontal * v_lat, stim[side])
-        _write_controls(controls[b], stim, members)
+        _write_groups(controls[b, 0], stim, members)
+        for side in range(2):
+            balance = m[1 + LEG_MEMORY * side + STANCE] * load[side]
+            _add_rotation(controls[b, 0], rotators[side], p, balance, -heading_error, yaw_rate - p[TURN_RATE],
+                          rotation[side], q, qd)
+        for t in range(1, controls.shape[1]):
+            controls[b, t] = controls[b, 0]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -295,12 +310,23 @@ def _leg_stimulation(p, leg, prepare, angle, rate, load, load_other, force, targ
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _write_controls(out, stim, members):
-    """Every muscle's excitation in `out` [chunk, nu] (written) from its group's [2, 11] excitation."""
+def _write_groups(out, stim, members):
+    """Every muscle's excitation in `out` [nu] (written) from its group's [2, 11] excitation."""
     for side in range(2):
         for g in range(members.shape[1]):
             for a in members[side, g]:
                 if a >= 0:
-                    out[0, a] = stim[side, g]
-    for t in range(1, out.shape[0]):
-        out[t] = out[0]
+                    out[a] = stim[side, g]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _add_rotation(out, rotators, p, balance, yaw_error, yaw_rate, rotation, q, qd):
+    """Add one leg's hip rotation module to the excitations `out` [nu] (in place): the push wanted on the hip
+    rotation (+ raising its angle) turns the pelvis back to the heading about the loaded stance thigh and holds
+    the thigh unrotated; each muscle that pushes that way (`rotators` [nu], from `muscle_layout`) adds its share."""
+    qpos, dof, sign = int(rotation[0]), int(rotation[1]), rotation[2]
+    want = balance * sign * (p[YAW_P] * yaw_error + p[YAW_D] * yaw_rate) - p[ROT_P] * q[qpos] - p[ROT_D] * qd[dof]
+    for a in range(out.shape[0]):
+        extra = rotators[a] * want
+        if extra > 0.0:
+            out[a] = min(1.0, out[a] + extra)
