@@ -278,13 +278,13 @@ def test_segment_rollouts_stops_after_the_segment_of_a_fall(humanoid_flat, pushe
     falls = fall_mask(full.features(humanoid_flat))
     assert not falls[0].any() and falls[1].any()  # only the kicked row falls within 0.5 s
     # The kicked row is stopped at the end of the 20-step segment holding its first fall (it fell at step 72 when
-    # this was written: segment [60, 80), so 80 lived steps); the other lives all 100.
+    # this was written: segment [60, 80)); it lived the segments before that one (60 steps); the other lives all 100.
     first = int(np.argmax(falls[1]))
-    assert lived.tolist() == [100, (first // 20 + 1) * 20]
+    assert lived.tolist() == [100, first // 20 * 20]
     assert lived[1] < 100
-    for row in range(2):
-        np.testing.assert_array_equal(stopped.state[row, : lived[row]], full.state[row, : lived[row]])
-        np.testing.assert_array_equal(stopped.control[row, : lived[row]], full.control[row, : lived[row]])
+    for row, simulated in enumerate((100, (first // 20 + 1) * 20)):  # the segment of the fall was simulated too
+        np.testing.assert_array_equal(stopped.state[row, :simulated], full.state[row, :simulated])
+        np.testing.assert_array_equal(stopped.control[row, :simulated], full.control[row, :simulated])
 
 
 def test_lived_returns_equal_each_row_alone(humanoid_flat, walk):

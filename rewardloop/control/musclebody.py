@@ -65,7 +65,8 @@ class MuscleLayout(NamedTuple):
     (+1 when the pelvis turning left about a planted thigh lowers the joint's angle)."""
     rotators: np.ndarray
     """[2 sides, nu] each muscle's push on its leg's hip rotation at the start posture, + raising the joint's
-    angle, as a fraction of the leg's strongest rotator's moment arm; 0 for the other leg's muscles."""
+    angle: its moment arm times the share of rotation in its action at the hip, as a fraction of the largest
+    that way (the internal rotators are much weaker than the external ones); 0 for the other leg's muscles."""
 
 
 def group_members(scene: CompiledScene) -> dict[str, tuple[int, ...]]:
@@ -111,6 +112,9 @@ def hip_rotators(scene: CompiledScene) -> tuple[np.ndarray, np.ndarray]:
         # The thigh turns about the joint axis; with the thigh planted, the pelvis turns the other way.
         joints[s] = qpos, dof, math.copysign(1.0, data.xaxis[model.dof_jntid[dof], 2])
         mine = np.array([model.actuator(a).name.endswith(f"_{side[0]}") for a in range(model.nu)])
-        push = -moment[:, dof] * mine  # a muscle pulls (negative force): it moves the joint against its moment arm
-        rotators[s] = push / np.abs(push).max()
+        hip = moment[:, [layout.joint_qvel[f"{side}_{j}"] for j in ("hip_flexion", "hip_adduction", "hip_rotation")]]
+        # A muscle pulls (negative force): it moves the joint against its moment arm. Weighted by how much of its
+        # action at the hip is rotation, so a yaw correction recruits rotators more than the big hip extensors.
+        push = -moment[:, dof] * mine * np.abs(moment[:, dof]) / np.maximum(np.linalg.norm(hip, axis=1), 1e-12)
+        rotators[s] = np.where(push > 0, push / push.max(), -push / push.min())  # each way at most 1
     return joints, rotators

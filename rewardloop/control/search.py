@@ -37,7 +37,8 @@ class Scores:
     """How a batch of candidates did."""
 
     alive: np.ndarray
-    """[N] fraction of the motion each stayed up (1 without a fall), averaged over perturbation runs."""
+    """[N] fraction of the motion each lived (1 without a fall; a fall loses its segment), averaged over
+    perturbation runs."""
     returns: np.ndarray
     """[N] mean reward per step over the lived episode, averaged over perturbation runs."""
 
@@ -66,7 +67,7 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
                      initial_state: np.ndarray, pushes: Sequence[tuple[int, np.ndarray]] = (),
                      stop_on_fall: bool = True) -> tuple[Rollouts, np.ndarray]:
     """Roll a batch out in segments, stopping each trajectory after the segment in which it fell (unless not
-    `stop_on_fall`).
+    `stop_on_fall`); the segments before that one are its lived steps.
 
     Args:
       params: [B, P] parameter vectors.
@@ -74,7 +75,8 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
       pushes: (step, [B, 3] velocity change of the root (m/s)) applied before that step (a segment starts there;
         the step is rounded to a whole number of controller updates, as is `segment`).
     Returns:
-      (rollouts [B, T, ·], with garbage after each trajectory's lived steps; [B] lived steps).
+      (rollouts [B, T, ·], with garbage after each trajectory's lived steps and the segment it fell in; [B] lived
+      steps).
     """
     batch, scene = len(params), sim.scene
     state = np.empty((batch, nstep, scene.nstate))
@@ -98,10 +100,11 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
         window = slice(start, stop)
         state[alive, window], sensordata[alive, window], control[alive, window] = part.state, part.sensordata, \
             part.control
-        lived[alive] += stop - start
         now[alive] = part.state[:, -1]
+        fell = fall_mask(part.features(scene)).any(axis=1) if stop_on_fall else np.zeros(len(alive), dtype=bool)
+        lived[alive[~fell]] += stop - start  # a segment with a fall is not lived
         if stop_on_fall:
-            alive = alive[~fall_mask(part.features(scene)).any(axis=1)]
+            alive = alive[~fell]
         if len(alive) == 0:
             break
     return Rollouts(initial, state, sensordata, control), lived
@@ -121,8 +124,8 @@ def pushed_motion(sim: Simulator, controller: Controller, vector: np.ndarray, *,
 
 def lived_returns(scene: CompiledScene, reward: RewardFunction, rollouts: Rollouts, lived: np.ndarray) -> np.ndarray:
     """[B] mean reward per step of each trajectory over its lived steps; one reward call per episode length."""
-    returns = np.empty(len(lived))
-    for length in np.unique(lived):
+    returns = np.full(len(lived), np.nan)  # nothing lived: no return
+    for length in np.unique(lived[lived > 0]):
         rows = np.flatnonzero(lived == length)
         part = Rollouts(rollouts.initial_state[rows], rollouts.state[rows, :length],
                         rollouts.sensordata[rows, :length], rollouts.control[rows, :length])
