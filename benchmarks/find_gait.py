@@ -66,6 +66,24 @@ WEIGHTS = {"speed": 2.0, "line": 0.5, "face": 1.0, "upright": 1.0, "fallen": 1.0
 '''
 """The walking part of the objective; TARGET_SPEED is filled in from --speed."""
 
+FLAT_FOOT = '''
+def flat_foot(f):
+    """-(heel height above the toes while the foot bears weight) (m): people stand on a flat foot."""
+    left = f.left_foot_contact * np.maximum(f.left_heel_pos[..., 2] - f.left_toe_pos[..., 2], 0.0)
+    right = f.right_foot_contact * np.maximum(f.right_heel_pos[..., 2] - f.right_toe_pos[..., 2], 0.0)
+    return -(left + right)
+'''
+"""Added with --flat-foot W > 0 (weight W): a stance on the toes (the heel up) costs W per metre of heel height."""
+
+
+def objective_source(speed: float, flat_foot: float) -> str:
+    """The reward program's source for a target speed and flat-foot weight."""
+    source = OBJECTIVE.replace("TARGET_SPEED", repr(speed))
+    if flat_foot <= 0:
+        return source
+    source = source.replace('"fallen": 1.0}', f'"fallen": 1.0, "flat_foot": {flat_foot!r}}}')
+    return source.replace("\nWEIGHTS", FLAT_FOOT + "\nWEIGHTS")
+
 
 class GaitObjective:
     """A reward program plus `human_gait`: -shortfall from human-like walking, the same at every step."""
@@ -92,6 +110,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of each trial motion")
     parser.add_argument("--speed", type=float, default=1.3, help="target walking speed (m/s)")
     parser.add_argument("--human-weight", type=float, default=0.3, help="weight of the human-gait term")
+    parser.add_argument("--flat-foot", type=float, default=0.0,
+                        help="weight of a term against standing on the toes (0: none)")
     parser.add_argument("--pushes", nargs="*", default=[], metavar="T:V",
                         help="extra trials pushed sideways at T s by V m/s")
     parser.add_argument("--noise", type=float, default=0.0, help="relative parameter noise of extra trials")
@@ -163,7 +183,8 @@ def main(argv: list[str] | None = None) -> None:
     start = start_vector(args, controller, args.body)
     controller.space = controller.space.narrowed(narrowed_bounds(args.bounds))
     start = np.clip(start, controller.space.low, controller.space.high)
-    program = RewardProgram.from_source(OBJECTIVE.replace("TARGET_SPEED", repr(args.speed)))
+    source = objective_source(args.speed, args.flat_foot)
+    program = RewardProgram.from_source(source)
     config = SearchConfig(population=args.population, generations=args.generations, sigma=args.sigma,
                           max_seconds=None if args.minutes is None else 60 * args.minutes,
                           perturbations=perturbations(args))
@@ -179,7 +200,7 @@ def main(argv: list[str] | None = None) -> None:
         best, _, log = search.run(sim, start, show)
         measured = measure(scene, sim, controller, best)
     found_by = {"script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
-                "objective": OBJECTIVE.strip(), "target_speed": args.speed, "human_weight": args.human_weight,
+                "objective": source.strip(), "target_speed": args.speed, "human_weight": args.human_weight,
                 "start_speed": WALKING_START_SPEED, "bounds": narrowed_bounds(args.bounds),
                 "generations": log.generations, "evaluations": log.evaluations,
                 "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,
