@@ -153,7 +153,7 @@ def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat
 
 # --- the gait machine -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("kind", ["gait_machine"])
+@pytest.mark.parametrize("kind", ["gait_machine", "gait_tracker"])
 @pytest.mark.parametrize("count", [3, 4])  # 3 < 2 × 2 threads: one pooled rollout; 4: one row group per thread
 def test_controller_batch_equals_each_row_alone(humanoid_walking, count, kind):
     controller = make_controller(kind, humanoid_walking)

@@ -152,6 +152,8 @@ class ControllerEntry:
 CONTROLLERS: dict[str, ControllerEntry] = {
     "gait_machine": ControllerEntry("rewardloop.control.gait_machine", "GaitMachine", "torque",
                                     "SIMBICON-style gait machine for the humanoid"),
+    "gait_tracker": ControllerEntry("rewardloop.control.gait_tracker", "GaitTracker", "torque",
+                                    "people's joint curves on a phase clock, SIMBICON balance, for the humanoid"),
     "reflex": ControllerEntry("rewardloop.control.reflex", "Reflex", "muscle",
                               "Song & Geyer reflex circuit for the MyoSuite muscle legs"),
 }

@@ -31,13 +31,13 @@ from rewardloop.control.humanoid import (
     HF,
     HR,
     KN,
+    balance_hips,
     clip,
     com_from_foot,
     humanoid_layout,
     pd,
     pelvis_frame,
     read_legs,
-    within,
     wrap,
     write_body,
 )
@@ -146,19 +146,12 @@ def _gait_kernel(state, sensed, memory, params, legs, arms, trunk, sensors, nq, 
 def _single_stance(p, cmd, angle, rate, swing, phase, hip_aim, abduction_aim, rotation_aim, pitch_torque,
                    roll_torque, yaw_torque):
     """Leg commands [2, 6] (written) while `swing` swings towards the joint aims (rad) and the other leg stands."""
-    stance, outward = 1 - swing, 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
-    # The trunk has priority: the swing hip gets only what leaves the stance hip able to hold the pelvis.
-    cmd[swing, HF] = within(pd(p[HIP_KP], p[HIP_KD], hip_aim, angle[swing, HF], rate[swing, HF]), pitch_torque)
-    cmd[swing, HA] = within(pd(p[HIP_KP], p[HIP_KD], abduction_aim, angle[swing, HA], rate[swing, HA]),
-                            outward * roll_torque)
-    cmd[swing, HR] = within(pd(p[HIP_KP], p[HIP_KD], rotation_aim, angle[swing, HR], rate[swing, HR]),
-                            outward * yaw_torque)
+    stance = 1 - swing
+    balance_hips(cmd, angle, rate, swing, p[HIP_KP], p[HIP_KD], hip_aim, abduction_aim, rotation_aim, pitch_torque,
+                 roll_torque, yaw_torque)
     knee = p[KNEE_SWING] if phase < p[EARLY] else p[KNEE_REACH]
     cmd[swing, KN] = pd(p[JOINT_KP], p[JOINT_KD], knee, angle[swing, KN], rate[swing, KN])
     cmd[swing, AN] = pd(p[JOINT_KP], p[JOINT_KD], p[ANKLE_SWING], angle[swing, AN], rate[swing, AN])
-    cmd[stance, HF] = clip(pitch_torque - cmd[swing, HF])
-    cmd[stance, HA] = clip(-outward * (roll_torque - outward * cmd[swing, HA]))
-    cmd[stance, HR] = clip(-outward * (yaw_torque - outward * cmd[swing, HR]))
     cmd[stance, KN] = pd(p[JOINT_KP], p[JOINT_KD], p[KNEE_STANCE], angle[stance, KN], rate[stance, KN])
     ankle = p[ANKLE_PUSH] if phase >= p[PUSH_START] else p[ANKLE_STANCE]
     cmd[stance, AN] = pd(p[JOINT_KP], p[JOINT_KD], ankle, angle[stance, AN], rate[stance, AN])

@@ -136,3 +136,19 @@ def write_body(out: np.ndarray, cmd: np.ndarray, angle: np.ndarray, q: np.ndarra
     for k in range(3):
         sign, target = trunk[k, 3], chest_lean if k == 0 else 0.0
         out[int(trunk[k, 2])] = sign * pd(kp, kd, target, sign * q[int(trunk[k, 0])], sign * qd[int(trunk[k, 1])])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def balance_hips(cmd: np.ndarray, angle: np.ndarray, rate: np.ndarray, swing: int, kp: float, kd: float,
+                 hip_aim: float, abduction_aim: float, rotation_aim: float, pitch_torque: float, roll_torque: float,
+                 yaw_torque: float) -> None:
+    """Hip commands [2, 6] (written) in single stance, after SIMBICON: the swing hip PD (`kp`, `kd`) towards its
+    aims (rad), within what leaves the stance hip able to hold the pelvis (the trunk has priority); the stance
+    hip gives the pelvis's balance torques (pitch, roll, yaw) minus the swing hip's reaction."""
+    stance, outward = 1 - swing, 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
+    cmd[swing, HF] = within(pd(kp, kd, hip_aim, angle[swing, HF], rate[swing, HF]), pitch_torque)
+    cmd[swing, HA] = within(pd(kp, kd, abduction_aim, angle[swing, HA], rate[swing, HA]), outward * roll_torque)
+    cmd[swing, HR] = within(pd(kp, kd, rotation_aim, angle[swing, HR], rate[swing, HR]), outward * yaw_torque)
+    cmd[stance, HF] = clip(pitch_torque - cmd[swing, HF])
+    cmd[stance, HA] = clip(-outward * (roll_torque - outward * cmd[swing, HA]))
+    cmd[stance, HR] = clip(-outward * (yaw_torque - outward * cmd[swing, HR]))

@@ -1,0 +1,174 @@
+"""A gait tracker for the torque humanoid: a phase clock drives people's hip, knee and ankle curves over the gait
+cycle, with SIMBICON's balance feedback on top.
+
+A different structure from the gait machine (`gait_machine.py`), whose joints hold one constant target per
+state: here every leg joint follows the normative human curve (`critic/human_gait.json`, Schwartz et al. 2008)
+at the leg's own phase of the gait cycle, scaled and offset by the parameters, so the knee flexes in loading
+response, straightens in mid-stance, bends about 60° in swing and reaches nearly straight at touchdown, and the
+ankle pushes off at the end of stance. Target trajectories over a phase with feedback on top follow Coros,
+Beaudoin and van de Panne (2010); our own code.
+
+A step lasts from one touchdown to the next. At a touchdown the landing leg is at 0 % of its cycle and the
+other at 50 %; both phases advance with the clock over `step_time` (the trailing leg pushes off, lifts and
+swings from 50 % to 100 %) and hold at 50 % and 100 % when the step lasts longer. The step ends when the swing
+foot touches down after `touch_min` × `step_time`, or at 1.5 × `step_time`; the clock of a step waits for its
+stance foot to touch the ground (at the walking start, and after a step that ended without a touchdown). On top
+of the curves:
+- the swing thigh is aimed in the world frame (the curve plus `hip_offset`, the pelvis's pitch removed), and
+  from the middle of the swing on it adds foot placement: `place_pos` × d + `place_vel` × (v − `speed`), d and v
+  the centre of mass's position and velocity ahead of the stance foot (sideways the same with `width`,
+  `place_pos_lat`, `place_vel_lat`);
+- the stance hip holds the pelvis at `trunk_pitch`, upright and on the heading (a virtual torque on the pelvis,
+  minus the swing hip's reaction), as in SIMBICON;
+- the stance knee and ankle track their curves with `stance_kp`, the swing leg's with `joint_kp`;
+- the arms swing against the legs (`arm_swing`), the chest leans `chest_lean` on the pelvis.
+Heading follows `turn_rate` (rad/s, + left). Angles are semantic (hip flexion + forward, knee flexion + bent,
+ankle dorsiflexion + toes up); commands are fractions of each motor's strength.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from rewardloop.control.controllers import Parameter, ParameterSpace
+from rewardloop.control.humanoid import (
+    AI,
+    AN,
+    CONTACT,
+    KN,
+    balance_hips,
+    clip,
+    com_from_foot,
+    humanoid_layout,
+    pd,
+    pelvis_frame,
+    read_legs,
+    wrap,
+    write_body,
+)
+from rewardloop.critic.gait import human_gait_reference
+from rewardloop.sim.scene import CompiledScene
+
+P = Parameter
+PARAMETERS = ParameterSpace((
+    P("step_time", 0.3, 0.75, 0.45, "s", "nominal duration of a step, touchdown to touchdown (the phase clock)"),
+    P("touch_min", 0.3, 1.0, 0.7, "-", "fraction of step_time before a touchdown may end the step"),
+    P("hip_scale", 0.3, 1.6, 1.0, "-", "swing hip curve's amplitude, as a multiple of people's"),
+    P("hip_offset", -0.5, 0.5, 0.0, "rad", "swing thigh angle from vertical added to the hip curve, + forward"),
+    P("place_pos", -1.0, 3.0, 0.2, "rad/m", "extra swing thigh angle per metre of CoM ahead of the stance foot"),
+    P("place_vel", -1.0, 2.0, 0.2, "rad/(m/s)", "extra swing thigh angle per m/s of CoM speed above `speed`"),
+    P("speed", 0.0, 2.5, 0.5, "m/s", "walking speed the foot placement aims for"),
+    P("width", -0.2, 0.3, 0.25, "rad", "swing thigh angle outwards from vertical, before feedback"),
+    P("place_pos_lat", -1.0, 3.0, 0.0, "rad/m", "extra outward swing thigh angle per m of CoM beside the stance foot"),
+    P("place_vel_lat", -1.0, 2.0, 0.0, "rad/(m/s)", "extra outward swing thigh angle per m/s of sideways CoM speed"),
+    P("knee_scale", 0.3, 1.6, 1.0, "-", "knee curve's amplitude, as a multiple of people's"),
+    P("knee_offset", -0.2, 0.4, 0.0, "rad", "knee flexion added to the knee curve"),
+    P("ankle_scale", 0.0, 2.0, 1.0, "-", "ankle curve's amplitude, as a multiple of people's"),
+    P("ankle_offset", -0.4, 0.4, 0.0, "rad", "ankle dorsiflexion added to the ankle curve"),
+    P("trunk_pitch", -0.3, 0.5, 0.25, "rad", "pelvis pitch the stance hip holds, + leaning forward"),
+    P("chest_lean", -0.4, 0.6, -0.2, "rad", "chest flexion on the pelvis, + bending forward"),
+    P("trunk_kp", 1.0, 20.0, 5.0, "1/rad", "pelvis balance stiffness (hip strength per rad of lean error)"),
+    P("trunk_kd", 0.0, 2.0, 1.2, "s/rad", "pelvis balance damping (hip strength per rad/s)"),
+    P("hip_kp", 1.0, 20.0, 12.0, "1/rad", "swing hip stiffness (strength per rad)"),
+    P("hip_kd", 0.0, 2.0, 0.9, "s/rad", "swing hip damping (strength per rad/s)"),
+    P("stance_kp", 1.0, 20.0, 8.0, "1/rad", "stance knee and ankle stiffness (strength per rad)"),
+    P("joint_kp", 1.0, 20.0, 4.0, "1/rad", "swing knee and ankle, trunk and arm stiffness (strength per rad)"),
+    P("joint_kd", 0.0, 1.0, 0.2, "s/rad", "knee, ankle, trunk and arm damping (strength per rad/s)"),
+    P("arm_swing", 0.0, 2.0, 0.8, "-", "shoulder swing per rad of hip flexion difference, against the legs"),
+    P("turn_rate", -1.0, 1.0, 0.0, "rad/s", "rate of the target heading, + turning left"),
+    P("yaw_kp", 0.0, 10.0, 2.0, "1/rad", "heading stiffness through the stance hip (strength per rad)"),
+))
+"""The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
+step (133 steps/min), with the balance gains of the gait machine's shipped gait (gaits/humanoid.json, rounded);
+they take a few steps from the walking start and are where gait searches begin."""
+
+(STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
+ KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP, HIP_KD,
+ STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, TURN_RATE, YAW_KP) = range(PARAMETERS.size)
+STANCE, CLOCK = 0, 1
+"""Memory columns: the stance leg (0 left, 1 right) and the time since its touchdown (s)."""
+LONGEST_STEP = 1.5
+"""A step ends at this multiple of step_time even without a touchdown."""
+
+
+def human_curves() -> np.ndarray:
+    """[3, K] people's hip flexion, knee flexion and ankle dorsiflexion (rad) at K evenly spaced phases of the
+    gait cycle from touchdown (0) to the next touchdown (1), both ends included."""
+    reference = human_gait_reference()
+    if not np.allclose(np.diff(reference.phase), reference.phase[1] - reference.phase[0]):
+        raise ValueError("the human gait reference must be sampled at evenly spaced phases")
+    return np.radians(reference.mean)
+
+
+class GaitTracker:
+    """The human-curve gait tracker on the dm_control humanoid (see the module docstring)."""
+
+    kind = "gait_tracker"
+    space = PARAMETERS
+    chunk = 1
+    memory_size = 2
+
+    def __init__(self, scene: CompiledScene):
+        self.dt, self.nu, self.nq = scene.dt, scene.model.nu, scene.model.nq
+        self.layout = humanoid_layout(scene)
+        self.curves = np.ascontiguousarray(human_curves())
+
+    def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
+        controls = np.empty((len(state), self.chunk, self.nu))
+        _tracker_kernel(np.ascontiguousarray(state), np.ascontiguousarray(sensed), memory, params, self.curves,
+                        *self.layout, self.nq, self.dt * self.chunk, controls)
+        return controls
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def curve_at(curves: np.ndarray, joint: int, phase: float) -> float:
+    """People's angle (rad) of `joint` (0 hip, 1 knee, 2 ankle) at `phase` ∈ [0, 1], linearly interpolated."""
+    position = min(max(phase, 0.0), 1.0) * (curves.shape[1] - 1)
+    k = min(int(position), curves.shape[1] - 2)
+    w = position - k
+    return (1.0 - w) * curves[joint, k] + w * curves[joint, k + 1]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, sensors, nq, interval, controls):
+    """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 2] memory (in place), [b, P]
+    params, [3, K] human curves (rad) -> controls [b, chunk, nu] (written)."""
+    angle, rate, cmd = np.empty((2, 6)), np.empty((2, 6)), np.zeros((2, 6))
+    for b in range(state.shape[0]):
+        p, s = params[b], sensed[b]
+        q, qd = state[b, 1 : 1 + nq], state[b, 1 + nq :]
+        stance, clock = int(memory[b, STANCE]), memory[b, CLOCK]
+        progress = clock / p[STEP_TIME]
+        if (progress >= p[TOUCH_MIN] and s[sensors[CONTACT + 1 - stance]] > 0) or progress >= LONGEST_STEP:
+            stance, clock, progress = 1 - stance, 0.0, 0.0
+        landed = clock > 0.0 or s[sensors[CONTACT + stance]] > 0  # a step's clock starts at its touchdown
+        memory[b, STANCE], memory[b, CLOCK] = stance, clock + interval if landed else 0.0
+        swing = 1 - stance
+        outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
+        phase = np.empty(2)
+        phase[stance], phase[swing] = 0.5 * min(progress, 1.0), 0.5 + 0.5 * min(progress, 1.0)
+        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
+        d_fwd, d_lat, v_fwd, v_lat = com_from_foot(s, sensors, stance, fx, fy)
+        heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
+        read_legs(q, qd, legs, angle, rate)
+        pitch_torque = clip(p[TRUNK_KP] * (p[TRUNK_PITCH] - pitch) - p[TRUNK_KD] * pitch_rate)
+        roll_torque = clip(p[TRUNK_KP] * (0.0 - roll) - p[TRUNK_KD] * roll_rate)
+        yaw_torque = clip(p[YAW_KP] * heading_error - p[TRUNK_KD] * yaw_rate)
+        placing = min(max(4.0 * (phase[swing] - 0.5) - 0.5, 0.0), 1.0)  # 0 until 62.5 % of the cycle, 1 from 75 %
+        thigh = (p[HIP_OFFSET] + p[HIP_SCALE] * curve_at(curves, 0, phase[swing])
+                 + placing * (p[PLACE_POS] * d_fwd + p[PLACE_VEL] * (v_fwd - p[SPEED])))
+        lateral = outward * p[WIDTH] + placing * (p[PLACE_POS_LAT] * d_lat + p[PLACE_VEL_LAT] * v_lat)
+        balance_hips(cmd, angle, rate, swing, p[HIP_KP], p[HIP_KD], thigh + pitch, outward * (roll - lateral),
+                     -outward * heading_error, pitch_torque, roll_torque, yaw_torque)
+        for side in range(2):
+            kp = p[STANCE_KP] if side == stance else p[JOINT_KP]
+            knee = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
+            ankle = p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
+            cmd[side, KN] = pd(kp, p[JOINT_KD], knee, angle[side, KN], rate[side, KN])
+            cmd[side, AN] = pd(kp, p[JOINT_KD], ankle, angle[side, AN], rate[side, AN])
+            cmd[side, AI] = pd(0.5 * p[JOINT_KP], p[JOINT_KD], 0.0, angle[side, AI], rate[side, AI])
+        write_body(controls[b, 0], cmd, angle, q, qd, legs, arms, trunk, p[ARM_SWING], p[JOINT_KP], p[JOINT_KD],
+                   p[CHEST_LEAN])
+        for t in range(1, controls.shape[1]):
+            controls[b, t] = controls[b, 0]
