@@ -10,6 +10,12 @@ the per-candidate budget) produces a 10-s motion from the walking start; the row
 speed, heading, cadence, knee and hip angles, similarity to human walking and wall time. The flat walk's
 policies are then replayed on unseen rough ground and under randomized physics (MotionVL's ranges), where
 success means 10 s without a fall. Sampling optimizers are chaotic: read the spread over seeds.
+
+    .venv/bin/python benchmarks/bench_gait.py --policy gait.json --json replay.json
+
+With --policy, no search runs: the gait file's own policy is replayed for 10 s from the walking start on the
+rows' grounds (flat, rough, slope, stairs), then on unseen rough ground, under randomized physics and under
+±3 % parameter noise (one draw per seed).
 """
 
 from __future__ import annotations
@@ -21,8 +27,9 @@ import time
 
 import numpy as np
 
-from rewardloop.control.controllers import make_controller
+from rewardloop.control.controllers import make_controller, run_controller
 from rewardloop.control.defaults import default_config
+from rewardloop.control.metrics import fall_mask
 from rewardloop.control.optimizer import optimize
 from rewardloop.control.policy import Policy
 from rewardloop.control.search import pushed_motion
@@ -104,6 +111,40 @@ def robustness(policy: Policy, body: str, *, seeds: list[int]) -> dict[str, floa
     return rates
 
 
+def replay_row(policy: Policy, terrain: Terrain) -> dict:
+    """The row's numbers for a policy replayed for 10 s from the walking start on `terrain`, no search."""
+    scene = compile_scene(Scene(policy.body, terrain, start_speed=WALKING_START_SPEED))
+    controller = make_controller(policy.controller, scene)
+    begin = time.perf_counter()
+    with Simulator(scene) as sim:
+        rollouts = pushed_motion(sim, controller, policy.vector(controller), duration_s=10.0)
+    trajectory = dataclasses.replace(replayed(scene, rollouts, policy), wall_time_s=time.perf_counter() - begin)
+    return measure(scene, trajectory)
+
+
+def noise_survival(policy: Policy, *, seeds: list[int], noise: float = 0.03) -> float:
+    """Fraction of draws of relative parameter noise (uniform within ±`noise`, one draw per seed, clipped to the
+    bounds) under which the policy walks 10 s on flat ground without a fall."""
+    scene = compile_scene(Scene(policy.body, start_speed=WALKING_START_SPEED))
+    controller = make_controller(policy.controller, scene)
+    vector, space = policy.vector(controller), controller.space
+    draws = np.stack([np.clip(vector * (1 + np.random.default_rng(300 + s).uniform(-noise, noise, vector.shape)),
+                              space.low, space.high) for s in seeds])
+    with Simulator(scene) as sim:
+        rollouts = run_controller(sim, controller, draws, nstep=round(10.0 / scene.dt))
+    return float(np.mean(~fall_mask(rollouts.features(scene)).any(axis=1)))
+
+
+def replay_policy(path: str, robust_seeds: int) -> tuple[list[dict], list[dict]]:
+    """Rows and robustness of a gait file replayed without search."""
+    policy, seeds = Policy.load(path), list(range(robust_seeds))
+    rows = [{"row": name, "seed": 0, **replay_row(policy, ROWS[name][1])}
+            for name in ("walk", "rough", "slope 5°", "stairs")]
+    robust = [{"seed": 0, **robustness(policy, policy.body, seeds=seeds),
+               "noise_3pct": noise_survival(policy, seeds=seeds)}]
+    return rows, robust
+
+
 def run_row(name: str, body: str, seed: int, config_changes: dict) -> tuple[dict, Policy | None]:
     source, terrain = ROWS[name]
     injury = INJURIES.get(body, ()) if name == "injured" else ()
@@ -138,7 +179,17 @@ def main() -> None:
     parser.add_argument("--robust-seeds", type=int, default=5, help="unseen terrains / physics draws per policy")
     parser.add_argument("--generations", type=int, default=None, help="override the per-candidate generations")
     parser.add_argument("--json", default=None, help="write every row and the robustness rates here")
+    parser.add_argument("--policy", default=None, help="replay this gait file on the rows' grounds, no search")
     args = parser.parse_args()
+    if args.policy:
+        rows, robust = replay_policy(args.policy, args.robust_seeds)
+        print(summary(rows))
+        print(json.dumps(robust[0]))
+        if args.json:
+            with open(args.json, "w") as handle:
+                json.dump({"policy": args.policy, "rows": rows, "robustness": robust}, handle, indent=1,
+                          default=float)
+        return
     for name in args.rows:
         if name not in ROWS:
             raise unknown_name("row", name, ROWS)

@@ -65,3 +65,18 @@ def test_gait_benchmark_row_and_robustness(tmp_path):
     assert row["row"] == "walk" and row["distance"] > 0 and 0 < row["wall_s"] < 120
     (robust,) = figures["robustness"]
     assert 0 <= robust["rough"] <= 1 and 0 <= robust["physics"] <= 1
+
+
+def test_gait_benchmark_replays_a_gait_file_without_search(tmp_path):
+    # The shipped humanoid gait replayed on the four grounds with one unseen rough ground, one physics draw and
+    # one noise draw: deterministic replays, so flat ground gives exactly the distance the gait file measured.
+    out = tmp_path / "replay.json"
+    policy = ROOT / "rewardloop" / "control" / "gaits" / "humanoid.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gait.py"), "--policy", str(policy),
+                    "--robust-seeds", "1", "--json", str(out)], check=True, timeout=300, capture_output=True)
+    figures = json.loads(out.read_text())
+    assert [row["row"] for row in figures["rows"]] == ["walk", "rough", "slope 5°", "stairs"]
+    walk = figures["rows"][0]
+    assert walk["distance"] == json.loads(policy.read_text())["measured"]["metrics"]["distance"]
+    (robust,) = figures["robustness"]
+    assert {robust["rough"], robust["physics"], robust["noise_3pct"]} <= {0.0, 1.0}
