@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     add("features", cmd_features)
     render = add("render", cmd_render)
     scene_arguments(render)
-    render.add_argument("--trajectory", help="a saved trajectory (.npz); default: roll out --controller")
+    render.add_argument("--trajectory", help="a saved trajectory (.npz, or a trajectory folder such as "
+                        "`replay --out` writes); default: roll out --controller")
     render.add_argument("--controller", default="random", help="zero or random (without --trajectory)")
     render.add_argument("--duration", type=float, default=2.0, help="seconds to simulate")
     render.add_argument("--seed", type=int, default=0)

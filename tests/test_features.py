@@ -138,6 +138,9 @@ def test_saved_rollouts_round_trip(tmp_path, humanoid_flat):
     rollouts.save(tmp_path / "t.npz")
     again = Rollouts.load(tmp_path / "t.npz")
     np.testing.assert_array_equal(again.state, rollouts.state)
+    (tmp_path / "folder").mkdir()  # a trajectory folder (replay --out, a candidate's) holds trajectory.npz
+    rollouts.save(tmp_path / "folder" / "trajectory.npz")
+    np.testing.assert_array_equal(Rollouts.load(tmp_path / "folder").state, rollouts.state)
 
 
 def test_reference_table_documents_every_feature(humanoid_flat):

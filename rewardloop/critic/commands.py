@@ -24,8 +24,7 @@ def cmd_critique(args: argparse.Namespace) -> None:
     from rewardloop.sim.scene import compile_scene
 
     scene = compile_scene(scene_from_args(args))
-    path = Path(args.trajectory)
-    rollouts = Rollouts.load(path / "trajectory.npz" if (path / "trajectory.npz").is_file() else path)
+    rollouts = Rollouts.load(args.trajectory)
     if rollouts.state.shape[-1] != scene.nstate:
         raise UserError(f"{args.trajectory} was recorded in a different scene than {scene.scene.describe()}")
     options: dict[str, Any] = {"cache": ResponseCache(args.cache)} if args.cache else {}

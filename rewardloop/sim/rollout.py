@@ -84,7 +84,11 @@ class Rollouts:
 
     @classmethod
     def load(cls, path: str | Path) -> Rollouts:
-        """Read a file written by `save`; a UserError if it is not one."""
+        """Read a file written by `save`, or the trajectory.npz in a saved trajectory folder; a UserError if it is
+        not one."""
+        path = Path(path)
+        if (path / "trajectory.npz").is_file():
+            path = path / "trajectory.npz"
         try:
             with np.load(path) as data:
                 return cls(*(np.asarray(data[k]) for k in ("initial_state", "state", "sensordata", "control")))
