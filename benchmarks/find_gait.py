@@ -101,7 +101,8 @@ class GaitObjective:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--body", default="humanoid")
-    parser.add_argument("--controller", default=None, help="controller kind (default: the one that walks the body)")
+    parser.add_argument("--controller", default=None,
+                        help="controller kind (default: the --start file's, else the one that walks the body)")
     parser.add_argument("--start", default="shipped", help="'shipped', 'default' or a policy file to start from")
     parser.add_argument("--generations", type=int, default=300)
     parser.add_argument("--population", type=int, default=16)
@@ -142,6 +143,12 @@ def narrowed_bounds(specs: list[str]) -> dict[str, tuple[float, float]]:
     return bounds
 
 
+def starting_kind(args: argparse.Namespace) -> str | None:
+    """The controller of the policy file a search starts from (None when it starts from 'shipped' or 'default'):
+    a stage goes on with the controller of the stage before it."""
+    return None if args.start in ("shipped", "default") else Policy.load(args.start).controller
+
+
 def start_vector(args: argparse.Namespace, controller, body: str) -> np.ndarray:
     """The starting parameters."""
     if args.start == "default":
@@ -176,7 +183,7 @@ def measure(scene: CompiledScene, sim: Simulator, controller, vector: np.ndarray
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     scene = compile_scene(Scene(args.body, start_speed=WALKING_START_SPEED))
-    kind = args.controller or controller_for(scene)
+    kind = args.controller or starting_kind(args) or controller_for(scene)
     if kind is None:
         raise UserError(f"no structured controller walks {args.body} yet")
     controller = make_controller(kind, scene)

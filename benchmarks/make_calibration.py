@@ -4,9 +4,9 @@
     .venv/bin/python benchmarks/make_calibration.py --out tests/data/calibration     # about 4 minutes on 2 cores
 
 The motions (4 s each) are made by the project itself:
-- good_walk (4): the shipped gait (control/gaits/humanoid.json) from the walking start: the best walk we have
-  (quick, short steps, but a walk a person recognises);
-- shuffle (2): the shipped gait with the swing knee lifting less (knee_swing 0.8 rad, from 1.3) and reaching
+- good_walk (4): the gait machine's stage-4 gait (benchmarks/results/gait_humanoid_machine_stage4.json, the
+  shipped gait when this set was made) from the walking start (quick, short steps, but a walk a person recognises);
+- shuffle (2): that gait with the swing knee lifting less (knee_swing 0.8 rad, from 1.3) and reaching
   bent (knee_reach 0.4, from 0.76): tiny quick steps, feet barely off the ground;
 - bent_over_walk (2): the stage-7 search gait (benchmarks/results/gait_humanoid_stage7_hunched.json): meets most
   human-like joint targets but walks bent over, the trunk leaning about 40° forward;
@@ -40,7 +40,7 @@ import numpy as np
 from rewardloop.control.controllers import make_controller
 from rewardloop.control.defaults import default_config
 from rewardloop.control.optimizer import optimize
-from rewardloop.control.policy import Policy, shipped_gait
+from rewardloop.control.policy import Policy
 from rewardloop.errors import run_script
 from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical
@@ -69,6 +69,8 @@ WEIGHTS = {"height": 2.0, "upright": 1.0, "balance": 3.0, "still": 1.0}
 
 ROOT = Path(__file__).resolve().parent.parent
 BENT_OVER = ROOT / "benchmarks/results/gait_humanoid_stage7_hunched.json"
+MACHINE_GAIT = ROOT / "benchmarks/results/gait_humanoid_machine_stage4.json"
+"""The gait machine's stage-4 gait, the humanoid's shipped gait when this set was made."""
 """A searched gait that walks bent over (its file holds how it was found)."""
 
 SEARCHES = {  # name -> (label, find_gait.py options of its own)
@@ -76,7 +78,8 @@ SEARCHES = {  # name -> (label, find_gait.py options of its own)
     "stiff_knee_walk": (2, ["--human-weight", "0", "--seed", "2", "--bounds", "knee_swing=0.45:0.6",
                             "knee_reach=0.0:0.2"]),
 }
-SEARCH_ARGS = ["--start", "shipped", "--speed", "0.8", "--duration", "5", "--population", "12", "--sigma", "0.1",
+SEARCH_ARGS = ["--controller", "gait_machine", "--start", str(MACHINE_GAIT.relative_to(ROOT)), "--speed", "0.8",
+               "--duration", "5", "--population", "12", "--sigma", "0.1",
                "--generations", "150", "--threads", "1"]
 """find_gait.py options both searches share (about a minute each)."""
 
@@ -85,12 +88,10 @@ def gait_machine_motions(searched: dict[str, dict[str, float]]) -> list[dict[str
     """The motions replayed from gait-machine parameters: shipped, changed by hand, searched, defaults."""
     scene = compile_scene(Scene("humanoid", start_speed=WALKING_START_SPEED))
     controller = make_controller("gait_machine", scene)
-    policy = shipped_gait("humanoid")
-    assert policy is not None
-    shipped = controller.space.named(policy.vector(controller))
-    rows = [("good_walk", 4, shipped, "the shipped gait (rewardloop/control/gaits/humanoid.json)"),
+    shipped = controller.space.named(Policy.load(MACHINE_GAIT).vector(controller))
+    rows = [("good_walk", 4, shipped, f"the gait machine's stage-4 gait ({MACHINE_GAIT.relative_to(ROOT)})"),
             ("shuffle", 2, {**shipped, "knee_swing": 0.8, "knee_reach": 0.4},
-             "the shipped gait with knee_swing 0.8 and knee_reach 0.4"),
+             "the stage-4 gait with knee_swing 0.8 and knee_reach 0.4"),
             ("bent_over_walk", 2, Policy.load(BENT_OVER).params, f"the gait in {BENT_OVER.relative_to(ROOT)}"),
             *((name, SEARCHES[name][0], params, " ".join(["benchmarks/find_gait.py", *SEARCH_ARGS, *SEARCHES[name][1]]))
               for name, params in searched.items()),

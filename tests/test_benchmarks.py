@@ -49,7 +49,7 @@ def test_find_gait_writes_a_gait_file_with_its_lineage(tmp_path):
                     "--population", "4", "--duration", "0.2", "--flat-foot", "5", "--out", str(out)],
                    check=True, timeout=300, capture_output=True)
     gait = json.loads(out.read_text())
-    assert gait["controller"] == "gait_machine" and gait["body"] == "humanoid"
+    assert gait["controller"] == "gait_tracker" and gait["body"] == "humanoid"
     assert gait["found_by"]["generations"] == 1 and gait["found_by"]["previous"]["script"] == "benchmarks/find_gait.py"
     assert gait["measured"]["metrics"]["duration"] > 9.9 and set(gait["measured"]["human_like_met"]) >= {"cadence"}
     assert '"flat_foot": 5.0' in gait["found_by"]["objective"]  # the objective as run, with --flat-foot's term
@@ -80,3 +80,14 @@ def test_gait_benchmark_replays_a_gait_file_without_search(tmp_path):
     assert walk["distance"] == json.loads(policy.read_text())["measured"]["metrics"]["distance"]
     (robust,) = figures["robustness"]
     assert {robust["rough"], robust["physics"], robust["noise_3pct"]} <= {0.0, 1.0}
+
+
+def test_find_gait_goes_on_with_the_start_files_controller(tmp_path):
+    # A stage started from a gait file searches that file's controller (here the gait machine's stage-4 gait),
+    # not the body's default walker.
+    out = tmp_path / "gait.json"
+    start = ROOT / "benchmarks" / "results" / "gait_humanoid_machine_stage4.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--start", str(start),
+                    "--generations", "1", "--population", "4", "--duration", "0.2", "--out", str(out)],
+                   check=True, timeout=300, capture_output=True)
+    assert json.loads(out.read_text())["controller"] == "gait_machine"

@@ -122,7 +122,7 @@ def test_parameter_space_narrowed():
 # --- the controller registry ----------------------------------------------------------------------------------
 
 def test_make_controller_and_controller_for(humanoid_flat, myolegs_flat):
-    assert controller_for(humanoid_flat) == "gait_machine"
+    assert controller_for(humanoid_flat) == "gait_tracker"
     assert controller_for(myolegs_flat) == "reflex"
     assert make_controller("gait_machine", humanoid_flat).space is PARAMETERS
     with pytest.raises(UserError, match="unknown controller 'walker'; choose one of: gait_machine"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -370,17 +371,16 @@ WEIGHTS = {"tracking": 1.0, "swing_height": 1.0, "cadence": 0.5, "arms": 0.5}
 
 @pytest.fixture(scope="module")
 def motions():
-    """2 s of the humanoid from the walking start: the shipped gait, the same gait with the gait machine's arm swing
-    0.4 larger, zero torques (it collapses) and random torques; and 0.4 s of myolegs."""
+    """2 s of the humanoid from the walking start: the gait machine's stage-4 gait (a robust walk with quick steps,
+    shipped until the gait tracker's), the same gait with its arm swing 0.4 larger, zero torques (it collapses)
+    and random torques; and 0.4 s of myolegs."""
     from rewardloop.control.controllers import make_controller, run_controller
-    from rewardloop.control.policy import shipped_gait
+    from rewardloop.control.policy import Policy
     from rewardloop.sim.rollout import Simulator, random_controls
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
     from rewardloop.sim.terrain import Terrain
 
-    gait = shipped_gait("humanoid")
-    if gait is None:
-        pytest.skip("no shipped humanoid gait")
+    gait = Policy.load(Path(__file__).parents[1] / "benchmarks/results/gait_humanoid_machine_stage4.json")
     scene = compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
     controller = make_controller(gait.controller, scene)
     params = np.repeat(gait.vector(controller)[None], 2, axis=0)
@@ -414,7 +414,7 @@ def test_human_gait_tracking_scores_the_gait_above_collapse_and_flailing(motions
     assert gait.min() > 2 * other.max()
 
 
-def test_gait_terms_on_the_shipped_gait(motions):
+def test_gait_terms_on_a_walk_with_quick_steps(motions):
     f = motions["walking"]
     cadence = L.cadence_band(f)
     assert (cadence <= 0).all() and cadence.mean() < 0  # the humanoid steps faster than people (~2.9 steps/s)

@@ -171,7 +171,7 @@ def make_controller(kind: str, scene: CompiledScene) -> Controller:
     return getattr(importlib.import_module(entry.module), entry.cls)(scene)
 
 
-WALKERS: dict[str, str] = {"humanoid": "gait_machine", "myolegs": "reflex"}
+WALKERS: dict[str, str] = {"humanoid": "gait_tracker", "myolegs": "reflex"}
 """Body -> the controller kind that walks it (its shipped gait is in control/gaits/BODY.json)."""
 
 
