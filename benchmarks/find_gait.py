@@ -41,7 +41,8 @@ from rewardloop.reward.base import RewardEval
 from rewardloop.reward.program import RewardProgram
 from rewardloop.sim.features import Features
 from rewardloop.sim.rollout import Simulator
-from rewardloop.sim.scene import WALKING_START_SPEED, CompiledScene, Scene, compile_scene
+from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+from rewardloop.sim.terrain import Terrain
 
 OBJECTIVE = '''
 def speed(f):
@@ -113,6 +114,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--human-weight", type=float, default=0.3, help="weight of the human-gait term")
     parser.add_argument("--flat-foot", type=float, default=0.0,
                         help="weight of a term against standing on the toes (0: none)")
+    parser.add_argument("--terrain", default="flat", help="ground of the trials: flat, rough, slope or stairs")
+    parser.add_argument("--terrain-seeds", nargs="*", type=int, default=[], metavar="SEED",
+                        help="on rough ground: more trials on these bump patterns")
     parser.add_argument("--pushes", nargs="*", default=[], metavar="T:V",
                         help="extra trials pushed sideways at T s by V m/s")
     parser.add_argument("--noise", type=float, default=0.0, help="relative parameter noise of extra trials")
@@ -127,7 +131,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def perturbations(args: argparse.Namespace) -> Perturbations:
     return Perturbations(pushes=tuple(pushes_from_args(args.pushes)), param_noise=args.noise,
-                         noise_draws=args.noise_draws if args.noise else 0)
+                         noise_draws=args.noise_draws if args.noise else 0, terrain_seeds=tuple(args.terrain_seeds))
 
 
 def narrowed_bounds(specs: list[str]) -> dict[str, tuple[float, float]]:
@@ -171,9 +175,13 @@ def previous_stage(args: argparse.Namespace) -> dict | None:
         return None
 
 
-def measure(scene: CompiledScene, sim: Simulator, controller, vector: np.ndarray) -> dict:
-    """What the gait does over 10 s from the walking start: task metrics and the human-like targets."""
-    rollouts = run_controller(sim, controller, vector[None], nstep=round(10.0 / scene.dt))
+def measure(controller_kind: str, body: str, vector: np.ndarray) -> dict:
+    """What the gait does over 10 s from the walking start on flat ground: task metrics and the human-like
+    targets."""
+    scene = compile_scene(Scene(body, start_speed=WALKING_START_SPEED))
+    controller = make_controller(controller_kind, scene)
+    with Simulator(scene) as sim:
+        rollouts = run_controller(sim, controller, vector[None], nstep=round(10.0 / scene.dt))
     features = rollouts.features(scene)
     analysis = analyze_gait(features)
     return {"metrics": batch_metrics(features)[0].to_dict(), "gait": analysis.row(0),
@@ -182,7 +190,7 @@ def measure(scene: CompiledScene, sim: Simulator, controller, vector: np.ndarray
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    scene = compile_scene(Scene(args.body, start_speed=WALKING_START_SPEED))
+    scene = compile_scene(Scene(args.body, Terrain(args.terrain), start_speed=WALKING_START_SPEED))
     kind = args.controller or starting_kind(args) or controller_for(scene)
     if kind is None:
         raise UserError(f"no structured controller walks {args.body} yet")
@@ -205,10 +213,11 @@ def main(argv: list[str] | None = None) -> None:
 
     with Simulator(scene, nthread=args.threads) as sim:
         best, _, log = search.run(sim, start, show)
-        measured = measure(scene, sim, controller, best)
+    measured = measure(kind, args.body, best)
     found_by = {"script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
                 "objective": source.strip(), "target_speed": args.speed, "human_weight": args.human_weight,
-                "start_speed": WALKING_START_SPEED, "bounds": narrowed_bounds(args.bounds),
+                "start_speed": WALKING_START_SPEED, "terrain": scene.scene.terrain.describe(),
+                "bounds": narrowed_bounds(args.bounds),
                 "generations": log.generations, "evaluations": log.evaluations,
                 "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,
                 "best_return": log.best_return, "date": datetime.date.today().isoformat(),

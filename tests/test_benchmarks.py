@@ -42,17 +42,20 @@ def test_benchmark_bad_input_is_one_line_and_exit_code_2():
 
 
 def test_find_gait_writes_a_gait_file_with_its_lineage(tmp_path):
-    # One generation of four from the shipped gait over 0.2-s trials: the file holds the parameters, the command,
-    # the objective and the shipped gait's own lineage (found_by.previous), and what the gait measured over 10 s.
+    # One generation of four from the shipped gait over 0.2-s trials on rough ground (two bump patterns): the file
+    # holds the parameters, the command, the objective, the ground and the shipped gait's own lineage
+    # (found_by.previous), and what the gait measured over 10 s on flat ground.
     out = tmp_path / "gait.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--generations", "1",
-                    "--population", "4", "--duration", "0.2", "--flat-foot", "5", "--out", str(out)],
-                   check=True, timeout=300, capture_output=True)
+                    "--population", "4", "--duration", "0.2", "--flat-foot", "5", "--terrain", "rough",
+                    "--terrain-seeds", "11", "--out", str(out)], check=True, timeout=300, capture_output=True)
     gait = json.loads(out.read_text())
     assert gait["controller"] == "gait_tracker" and gait["body"] == "humanoid"
     assert gait["found_by"]["generations"] == 1 and gait["found_by"]["previous"]["script"] == "benchmarks/find_gait.py"
     assert gait["measured"]["metrics"]["duration"] > 9.9 and set(gait["measured"]["human_like_met"]) >= {"cadence"}
     assert '"flat_foot": 5.0' in gait["found_by"]["objective"]  # the objective as run, with --flat-foot's term
+    # (the start + 4 candidates) × (the scene's own rough ground + bump pattern 11) = 10 runs
+    assert gait["found_by"]["terrain"].startswith("rough") and gait["found_by"]["evaluations"] == (1 + 4) * 2
 
 
 def test_gait_benchmark_row_and_robustness(tmp_path):
