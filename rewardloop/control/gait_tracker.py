@@ -134,7 +134,7 @@ def curve_at(curves: np.ndarray, joint: int, phase: float) -> float:
 def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, sensors, nq, interval, controls):
     """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 2] memory (in place), [b, P]
     params, [3, K] human curves (rad) -> controls [b, chunk, nu] (written)."""
-    angle, rate, cmd = np.empty((2, 6)), np.empty((2, 6)), np.zeros((2, 6))
+    angle, rate, cmd, phase = np.empty((2, 6)), np.empty((2, 6)), np.zeros((2, 6)), np.empty(2)
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
         q, qd = state[b, 1 : 1 + nq], state[b, 1 + nq :]
@@ -146,7 +146,6 @@ def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, se
         memory[b, STANCE], memory[b, CLOCK] = stance, clock + interval if landed else 0.0
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
-        phase = np.empty(2)
         phase[stance], phase[swing] = 0.5 * min(progress, 1.0), 0.5 + 0.5 * min(progress, 1.0)
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         d_fwd, d_lat, v_fwd, v_lat = com_from_foot(s, sensors, stance, fx, fy)
