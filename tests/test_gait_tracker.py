@@ -56,8 +56,9 @@ def test_the_step_clock_waits_for_the_touchdown(humanoid_walking):
 
 
 def test_the_swing_knee_follows_the_curve_and_a_larger_scale_bends_it_more(humanoid_walking):
-    # The right leg starts at 50 % of its cycle and swings: people's knee goes from about 37° to its 60° peak over
-    # the first 0.25 s of a 0.5-s step (to 75 %). A knee_scale of 1.4 instead of 0.6 must bend it more.
+    # The right leg starts at 50 % of its cycle and swings once the left foot has landed (about 0.15 s in): over
+    # the 0.25 s simulated, people's knee bends from about 37° towards its 60° peak at 72 %, so the target is
+    # about 40-50° times knee_scale. A knee_scale of 1.4 instead of 0.6 must bend it at least 10° more.
     controller = make_controller("gait_tracker", humanoid_walking)
     params = np.stack([PARAMETERS.vector({"knee_scale": 0.6}), PARAMETERS.vector({"knee_scale": 1.4})])
     with Simulator(humanoid_walking, nthread=1) as sim:

@@ -15,9 +15,9 @@ foot touches down after `touch_min` × `step_time`, or at 1.5 × `step_time`; th
 stance foot to touch the ground (at the walking start, and after a step that ended without a touchdown). On top
 of the curves:
 - the swing thigh is aimed in the world frame (the curve plus `hip_offset`, the pelvis's pitch removed), and
-  from the middle of the swing on it adds foot placement: `place_pos` × d + `place_vel` × (v − `speed`), d and v
-  the centre of mass's position and velocity ahead of the stance foot (sideways the same with `width`,
-  `place_pos_lat`, `place_vel_lat`);
+  adds foot placement, blended in from 62.5 % of the cycle and whole from 75 % (the middle of the swing):
+  `place_pos` × d + `place_vel` × (v − `speed`), d and v the centre of mass's position and velocity ahead of the
+  stance foot (sideways the same with `width`, `place_pos_lat`, `place_vel_lat`);
 - the stance hip holds the pelvis at `trunk_pitch`, upright and on the heading (a virtual torque on the pelvis,
   minus the swing hip's reaction), as in SIMBICON;
 - the stance knee and ankle track their curves with `stance_kp`, the swing leg's with `joint_kp`;
@@ -80,8 +80,9 @@ PARAMETERS = ParameterSpace((
     P("yaw_kp", 0.0, 10.0, 2.0, "1/rad", "heading stiffness through the stance hip (strength per rad)"),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
-step (133 steps/min), with the balance gains of the gait machine's shipped gait (gaits/humanoid.json, rounded);
-they take a few steps from the walking start and are where gait searches begin."""
+step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
+(benchmarks/results/gait_humanoid_machine_stage4.json, rounded); they take a few steps from the walking start and
+are where gait searches from 'default' begin."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP, HIP_KD,
