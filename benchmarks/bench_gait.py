@@ -4,10 +4,10 @@
 
 Each row is a reward (and ground) that the optimizer gets: the canonical walks on flat, rough, slope and
 stairs ground, and rewards for a slow walk at 0.6 m/s, a fast walk, straight knees, a 90° left turn and the
-injured walk (the walk-injured task's body and reward). For
-every row and seed, the default optimizer of the loop (policy search warm-started from the shipped gait,
-the per-candidate budget) produces a 10-s motion from the walking start; the row reports distance, falls,
-speed, heading, cadence, knee and hip angles, similarity to human walking and wall time. The flat walk's
+injured walk (the walk-injured task's body and reward). For every row and seed, the default optimizer of the
+loop (policy search warm-started from each shipped gait of the body, the per-candidate budget, the reward keeping
+the best) produces a 10-s motion from the walking start; the row reports distance, falls, speed, heading,
+cadence, knee and hip angles, similarity to human walking, wall time and the controller kept. The flat walk's
 policies are then replayed on unseen rough ground and under randomized physics (MotionVL's ranges), where
 success means 10 s without a fall. Sampling optimizers are chaotic: read the spread over seeds.
 
@@ -24,6 +24,7 @@ import argparse
 import dataclasses
 import json
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -90,7 +91,8 @@ def measure(scene: CompiledScene, trajectory: Trajectory) -> dict[str, float | b
             "knee_midstance": float(g.knee_midstance[0]), "knee_swing": float(g.peak_knee_swing[0]),
             "hip_peak": float(g.peak_hip_flexion[0]), "clearance": float(g.swing_clearance[0]),
             "pelvis_yaw": float(g.pelvis_yaw_range[0]), "hip_r": float(hip), "knee_r": float(knee),
-            "human_like": bool(all(ok[0] for ok in met(analysis).values())), "wall_s": trajectory.wall_time_s}
+            "human_like": bool(all(ok[0] for ok in met(analysis).values())), "wall_s": trajectory.wall_time_s,
+            "controller": trajectory.policy.controller if trajectory.policy else None}
 
 
 def robustness(policy: Policy, body: str, *, seeds: list[int]) -> dict[str, float]:
@@ -158,7 +160,7 @@ def summary(rows: list[dict]) -> str:
     """Markdown table: mean ± spread (min–max) per row over seeds."""
     keys = ("distance", "speed", "heading_deg", "cadence", "knee_midstance", "knee_swing", "hip_peak", "clearance",
             "hip_r", "knee_r", "wall_s")
-    lines = ["| row | falls | " + " | ".join(keys) + " | human-like |", "|---" * (len(keys) + 3) + "|"]
+    lines = ["| row | falls | " + " | ".join(keys) + " | human-like | controller |", "|---" * (len(keys) + 4) + "|"]
     for name in dict.fromkeys(r["row"] for r in rows):
         group = [r for r in rows if r["row"] == name]
         cells = []
@@ -167,7 +169,8 @@ def summary(rows: list[dict]) -> str:
             cells.append(f"{np.nanmean(values):.2f} ({np.nanmin(values):.2f}–{np.nanmax(values):.2f})")
         falls = sum(r["fell"] for r in group)
         human = sum(r["human_like"] for r in group)
-        lines.append(f"| {name} | {falls}/{len(group)} | " + " | ".join(cells) + f" | {human}/{len(group)} |")
+        kinds = ", ".join(f"{kind} {count}" for kind, count in Counter(r.get("controller") for r in group).items())
+        lines.append(f"| {name} | {falls}/{len(group)} | " + " | ".join(cells) + f" | {human}/{len(group)} | {kinds} |")
     return "\n".join(lines)
 
 

@@ -4,7 +4,7 @@
     .venv/bin/python benchmarks/make_calibration.py --out tests/data/calibration     # about 4 minutes on 2 cores
 
 The motions (4 s each) are made by the project itself:
-- good_walk (4): the gait machine's stage-4 gait (benchmarks/results/gait_humanoid_machine_stage4.json, the
+- good_walk (4): the gait machine's stage-4 gait (rewardloop/control/gaits/humanoid-gait_machine.json, the
   shipped gait when this set was made) from the walking start (quick, short steps, but a walk a person recognises);
 - shuffle (2): that gait with the swing knee lifting less (knee_swing 0.8 rad, from 1.3) and reaching
   bent (knee_reach 0.4, from 0.76): tiny quick steps, feet barely off the ground;
@@ -69,7 +69,7 @@ WEIGHTS = {"height": 2.0, "upright": 1.0, "balance": 3.0, "still": 1.0}
 
 ROOT = Path(__file__).resolve().parent.parent
 BENT_OVER = ROOT / "benchmarks/results/gait_humanoid_stage7_hunched.json"
-MACHINE_GAIT = ROOT / "benchmarks/results/gait_humanoid_machine_stage4.json"
+MACHINE_GAIT = ROOT / "rewardloop/control/gaits/humanoid-gait_machine.json"
 """The gait machine's stage-4 gait, the humanoid's shipped gait when this set was made."""
 """A searched gait that walks bent over (its file holds how it was found)."""
 

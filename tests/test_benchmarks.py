@@ -89,7 +89,7 @@ def test_find_gait_goes_on_with_the_start_files_controller(tmp_path):
     # A stage started from a gait file searches that file's controller (here the gait machine's stage-4 gait),
     # not the body's default walker.
     out = tmp_path / "gait.json"
-    start = ROOT / "benchmarks" / "results" / "gait_humanoid_machine_stage4.json"
+    start = ROOT / "rewardloop" / "control" / "gaits" / "humanoid-gait_machine.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--start", str(start),
                     "--generations", "1", "--population", "4", "--duration", "0.2", "--out", str(out)],
                    check=True, timeout=300, capture_output=True)

@@ -30,18 +30,20 @@ from rewardloop.control.controllers import (
 from rewardloop.control.gait_machine import CLOCK, PARAMETERS, STANCE
 from rewardloop.control.metrics import fall_mask
 from rewardloop.control.optimizer import OPTIMIZERS, default_kind, optimize
-from rewardloop.control.policy import POLICY_FILE, Policy, shipped_gait
+from rewardloop.control.policy import POLICY_FILE, Policy, shipped_gait, shipped_gaits
 from rewardloop.control.search import (
     PolicySearch,
     Scores,
     lived_returns,
     pushed_motion,
+    search_starts,
     segment_rollouts,
 )
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward import load_reward
-from rewardloop.reward.canonical import canonical
+from rewardloop.reward.canonical import CANONICAL, canonical
+from rewardloop.reward.program import RewardProgram
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import (
     RANDOMIZATION,
@@ -146,6 +148,7 @@ def test_default_kind_and_registry(humanoid_flat, myolegs_flat):
 
 def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat, walk, monkeypatch):
     monkeypatch.delitem(WALKERS, "myolegs")
+    monkeypatch.setattr("rewardloop.control.search.shipped_gaits", lambda body: ())
     config = OptimizerConfig(kind="search", duration_s=0.1)
     with pytest.raises(UserError, match="no structured controller walks myolegs"):
         optimize(myolegs_flat, walk, config, seed=0)
@@ -372,9 +375,10 @@ def test_optimize_search_policy_saves_loads_and_replays(humanoid_walking, walk, 
                              search=SearchConfig(population=4, generations=1, max_seconds=None))
     fractions = []
     trajectory = optimize(humanoid_walking, walk, config, seed=0, progress=lambda p: fractions.append(p.fraction))
-    assert fractions == [1.0]  # one generation of one
+    assert fractions == [0.5, 1.0]  # one generation from each of the two shipped gaits
     policy = trajectory.policy
-    assert policy is not None and (policy.controller, policy.body) == (WALKERS["humanoid"], "humanoid")
+    assert policy is not None and policy.body == "humanoid"
+    assert policy.controller in {gait.controller for gait in shipped_gaits("humanoid")}
     assert trajectory.rollouts.state.shape[:2] == (1, 100)  # 0.5 s at 5 ms
     trajectory.save(tmp_path)
     assert (tmp_path / POLICY_FILE).is_file()
@@ -464,14 +468,45 @@ def test_missing_or_binary_policy_file_is_a_user_error(tmp_path):
         Policy.load(tmp_path / "binary.json")
 
 
-def test_shipped_gait_walks_from_the_walking_start(humanoid_walking):
-    gait = shipped_gait("humanoid")
-    if gait is None:
-        pytest.skip("no shipped humanoid gait (rewardloop/control/gaits/humanoid.json) yet")
+@pytest.mark.parametrize("index", [0, 1])
+def test_shipped_gaits_walk_from_the_walking_start(humanoid_walking, index):
+    gait = shipped_gaits("humanoid")[index]
     controller = make_controller(gait.controller, humanoid_walking)
     with Simulator(humanoid_walking, nthread=1) as sim:
         motion = pushed_motion(sim, controller, gait.vector(controller), duration_s=3.0)
     assert not fall_mask(motion.features(humanoid_walking)).any()
+
+
+def test_shipped_gaits_main_first_then_by_name():
+    gaits = shipped_gaits("humanoid")
+    assert [gait.controller for gait in gaits] == [WALKERS["humanoid"], "gait_machine"]
+    assert shipped_gait("humanoid") == gaits[0] and all(gait.body == "humanoid" for gait in gaits)
+    assert shipped_gaits("no-such-body") == () and shipped_gait("no-such-body") is None
+
+
+def test_search_starts_from_each_shipped_gait_or_the_defaults(humanoid_walking):
+    starts = search_starts(humanoid_walking, SearchConfig())
+    for (controller, start), gait in zip(starts, shipped_gaits("humanoid"), strict=True):
+        assert controller.kind == gait.controller
+        np.testing.assert_array_equal(start, gait.vector(controller))
+    (only, start), = search_starts(humanoid_walking, SearchConfig(controller="gait_machine"))
+    assert only.kind == "gait_machine" and not np.array_equal(start, only.space.default)
+    (cold, start), = search_starts(humanoid_walking, SearchConfig(warm_start=False))
+    assert cold.kind == WALKERS["humanoid"]
+    np.testing.assert_array_equal(start, cold.space.default)
+
+
+@pytest.mark.parametrize("speed, kept", [("np.minimum(1.5 * f.standing_height, start + 0.6 * f.time)", "gait_tracker"),
+                                         ("0.6", "gait_machine")])
+def test_the_reward_picks_the_shipped_gait(humanoid_walking, speed, kept):
+    """No generations: each shipped gait is scored as it is, and the canonical walk keeps the fast tracker while a
+    slow walk at 0.6 m/s keeps the slower gait machine."""
+    source = CANONICAL["walk"].replace("np.minimum(1.5 * f.standing_height, start + 0.6 * f.time)", speed)
+    config = OptimizerConfig(kind="search", duration_s=3.0, nthread=2,
+                             search=SearchConfig(generations=0, max_seconds=None))
+    with load_reward(RewardProgram.from_source(source), trusted=True) as reward:
+        trajectory = optimize(humanoid_walking, reward, config, seed=0)
+    assert trajectory.policy is not None and trajectory.policy.controller == kept
 
 
 # --- scene options --------------------------------------------------------------------------------------------

@@ -380,7 +380,7 @@ def motions():
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
     from rewardloop.sim.terrain import Terrain
 
-    gait = Policy.load(Path(__file__).parents[1] / "benchmarks/results/gait_humanoid_machine_stage4.json")
+    gait = Policy.load(Path(__file__).parents[1] / "rewardloop/control/gaits/humanoid-gait_machine.json")
     scene = compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
     controller = make_controller(gait.controller, scene)
     params = np.repeat(gait.vector(controller)[None], 2, axis=0)

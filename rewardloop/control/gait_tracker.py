@@ -81,7 +81,7 @@ PARAMETERS = ParameterSpace((
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
-(benchmarks/results/gait_humanoid_machine_stage4.json, rounded); they take a few steps from the walking start and
+(rewardloop/control/gaits/humanoid-gait_machine.json, rounded); they take a few steps from the walking start and
 are where gait searches from 'default' begin."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,

@@ -1,8 +1,9 @@
 """Policies: a controller kind and its parameters, saved beside a trajectory and replayable in other scenes.
 
 A policy file is JSON: {"controller": kind, "body": name, "params": {name: value}, ...}; extra keys (how it was
-found, what it measured) are kept for people and ignored here. Shipped gaits live in `control/gaits/BODY.json`
-and are the warm start of every policy search on that body.
+found, what it measured) are kept for people and ignored here. Shipped gaits live in `control/gaits/`: BODY.json is
+the body's main gait, BODY-NAME.json are more gaits for it (another controller, say). Together they are the warm
+starts of every policy search on that body, and the search keeps whichever does best under the reward.
 """
 
 from __future__ import annotations
@@ -75,9 +76,20 @@ class Policy:
         return cls.from_dict(data, str(path))
 
 
+def shipped_gaits(body: str) -> tuple[Policy, ...]:
+    """Every gait shipped for `body`: control/gaits/BODY.json (its main gait) first, then BODY-*.json by name."""
+    folder = resources.files("rewardloop.control") / "gaits"
+    names = sorted(item.name for item in folder.iterdir() if item.name.startswith(f"{body}-")
+                   and item.name.endswith(".json"))
+    gaits = []
+    for name in [f"{body}.json", *names]:
+        resource = folder / name
+        if resource.is_file():
+            gaits.append(Policy.from_dict(json.loads(resource.read_text()), f"shipped gait {name}"))
+    return tuple(gaits)
+
+
 def shipped_gait(body: str) -> Policy | None:
-    """The gait shipped for `body` (control/gaits/BODY.json), or None when there is none."""
-    resource = resources.files("rewardloop.control") / "gaits" / f"{body}.json"
-    if not resource.is_file():
-        return None
-    return Policy.from_dict(json.loads(resource.read_text()), f"shipped gait {body}.json")
+    """The first of `body`'s shipped gaits (its main gait, control/gaits/BODY.json), or None when there is none."""
+    gaits = shipped_gaits(body)
+    return gaits[0] if gaits else None

@@ -7,12 +7,14 @@ once per group of equally long episodes (in the sandbox for a model's program). 
 candidate is run under each of them (terrain seeds, pushes, parameter noise) and scored on the average.
 
 The search works in parameters normalised to [0, 1] between each parameter's bounds; it starts from a
-warm-start vector (a shipped gait) and keeps the best candidate it has seen.
+warm-start vector (a shipped gait) and keeps the best candidate it has seen. A body with several shipped gaits
+gets a search from each, and the reward picks the best of them.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import time
 import warnings
@@ -24,7 +26,7 @@ import numpy as np
 from rewardloop.control.config import OptimizerConfig, Progress, SearchConfig
 from rewardloop.control.controllers import Carry, Controller, controller_for, make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics, fall_mask
-from rewardloop.control.policy import Policy, shipped_gait
+from rewardloop.control.policy import Policy, shipped_gaits
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardFunction, term_statistics
@@ -247,40 +249,64 @@ def _better(scores: Scores, index: int, best: Scores) -> bool:
     return alive > best_alive or (alive == best_alive and scores.returns[index] > best.returns[0])
 
 
-def start_vector(controller: Controller, body: str, warm_start: bool) -> np.ndarray:
-    """[P] where a search starts: the body's shipped gait when asked and there is one, else the defaults."""
-    shipped = shipped_gait(body) if warm_start else None
-    if shipped is None or shipped.controller != controller.kind:
-        return controller.space.default
-    return shipped.vector(controller)
-
-
-def search_motion(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,
-                  progress: Callable[[Progress], None] | None = None) -> Trajectory:
-    """A motion of config.duration_s seconds from the policy that a search against `reward` found; the
-    trajectory carries that policy."""
-    begin, settings = time.perf_counter(), config.search
+def search_starts(scene: CompiledScene, settings: SearchConfig) -> list[tuple[Controller, np.ndarray]]:
+    """Where the searches start: (controller, [P] parameters) for each gait shipped for the scene's body (only
+    those of `settings.controller` when it names one), else that controller's defaults (with no shipped gait of its
+    kind, or with warm starts off)."""
+    gaits = [gait for gait in shipped_gaits(scene.scene.body) if settings.controller in (None, gait.controller)]
+    if settings.warm_start and gaits:
+        controllers = [make_controller(gait.controller, scene) for gait in gaits]
+        return [(controller, gait.vector(controller)) for controller, gait in zip(controllers, gaits, strict=True)]
     kind = settings.controller or controller_for(scene)
     if kind is None:
         raise UserError(f"no structured controller walks {scene.scene.body}; pick a posture optimizer "
                         "(--optimizer mppi)")
     controller = make_controller(kind, scene)
-    search = PolicySearch(scene, controller, reward, settings, duration_s=config.duration_s, seed=seed)
+    return [(controller, controller.space.default)]
 
-    def report(generation: int, best: Scores) -> None:
-        if progress is not None:
-            progress(Progress(fraction=generation / max(1, settings.generations), sim_time=search.steps * scene.dt,
-                              best_return=float(best.returns[0]),
-                              message=f"generation {generation}/{settings.generations}: alive "
-                                      f"{best.alive[0]:.2f}, return {best.returns[0]:.3f}"))
 
+def search_motion(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,
+                  progress: Callable[[Progress], None] | None = None) -> Trajectory:
+    """A motion of config.duration_s seconds from the policy that a search against `reward` found; the
+    trajectory carries that policy. With several shipped gaits for the body (say, one per controller), a search
+    runs from each (each its generations, all sharing the time limit), and the one that does best under the
+    reward is kept (alive longest, then the highest return): the reward picks the controller."""
+    begin, settings = time.perf_counter(), config.search
+    starts = search_starts(scene, settings)
+    share = _shared(settings, len(starts))
+    found, steps, seconds = [], 0, 0.0
     with Simulator(scene, nthread=config.nthread) as sim:
-        start = start_vector(controller, scene.scene.body, settings.warm_start)
-        best, _, log = search.run(sim, start, report)
+        for index, (controller, start) in enumerate(starts):
+            search = PolicySearch(scene, controller, reward, share, duration_s=config.duration_s, seed=seed)
+            best, scores, log = search.run(sim, start, _reporter(progress, search, index, len(starts)))
+            found.append((controller, best, scores))
+            steps, seconds = steps + log.steps, seconds + log.seconds
+        controller, best, _ = functools.reduce(lambda kept, one: one if _better(one[2], 0, kept[2]) else kept, found)
         rollouts = run_controller(sim, controller, best[None], nstep=search.nstep)
     features = rollouts.features(scene)
     evaluation = reward(features)
     return Trajectory(rollouts=rollouts, reward=evaluation, term_stats=term_statistics(evaluation),
                       metrics=batch_metrics(features)[0], wall_time_s=time.perf_counter() - begin,
-                      planner_steps=log.steps, planner_time_s=log.seconds,
-                      policy=Policy.of(controller, scene.scene.body, best))
+                      planner_steps=steps, planner_time_s=seconds, policy=Policy.of(controller, scene.scene.body, best))
+
+
+def _shared(settings: SearchConfig, count: int) -> SearchConfig:
+    """The settings of one of `count` searches that share `settings`' time (each runs its generations)."""
+    if settings.max_seconds is None:
+        return settings
+    return dataclasses.replace(settings, max_seconds=settings.max_seconds / count)
+
+
+def _reporter(progress: Callable[[Progress], None] | None, search: PolicySearch, index: int,
+              count: int) -> Callable[[int, Scores], None]:
+    """A search's per-generation callback: its progress as a part (`index` of `count`) of the whole."""
+    generations, name = search.config.generations, search.controller.kind
+
+    def report(generation: int, best: Scores) -> None:
+        if progress is not None:
+            progress(Progress(fraction=(index + generation / max(1, generations)) / count,
+                              sim_time=search.steps * search.scene.dt, best_return=float(best.returns[0]),
+                              message=f"{name} generation {generation}/{generations}: alive "
+                                      f"{best.alive[0]:.2f}, return {best.returns[0]:.3f}"))
+
+    return report
