@@ -637,13 +637,23 @@ def test_optimize_command_with_policy_search(tmp_path, capsys):
     assert code == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["optimizer"] == "search" and summary["policy"] == str(tmp_path / POLICY_FILE)
-    assert Policy.load(tmp_path).controller == WALKERS["humanoid"]
+    assert Policy.load(tmp_path).controller in {gait.controller for gait in shipped_gaits("humanoid")}
     assert Trajectory.load(tmp_path).rollouts.state.shape[1] == 50  # 0.25 s at 5 ms
+
+
+def test_optimize_command_with_one_controller(tmp_path, capsys):
+    assert main(["optimize", "--optimizer", "search", "--controller", "gait_machine", "--generations", "0",
+                 "--duration", "0.25", "--out", str(tmp_path)]) == 0
+    policy, machine = Policy.load(tmp_path), shipped_gaits("humanoid")[1]
+    assert policy.controller == machine.controller == "gait_machine"
+    assert policy.params == pytest.approx(machine.params)  # no generations: the shipped gait as it is
 
 
 @pytest.mark.parametrize("argv, message", [
     (["--population", "2"], "population must be at least 4"),
     (["--body", "myofullbody"], "no structured controller walks myofullbody"),
+    (["--controller", "waddle"], "unknown controller 'waddle'"),
+    (["--controller", "reflex"], "controller 'reflex' drives muscle bodies"),
 ])
 def test_bad_policy_search_input_is_a_user_error(tmp_path, capsys, argv, message):
     assert main(["optimize", "--optimizer", "search", "--duration", "0.05", "--out", str(tmp_path), *argv]) == 2

@@ -24,6 +24,9 @@ def register(add: AddCommand) -> None:
     parser.add_argument("--horizon", type=float, default=None, help="planning horizon (s)")
     parser.add_argument("--generations", type=int, default=None, help="policy search generations")
     parser.add_argument("--population", type=int, default=None, help="policy search candidates per generation")
+    parser.add_argument("--controller", default=None,
+                        help="policy search over this controller only, from its shipped gait (default: from every "
+                             "gait shipped for the body, keeping the best)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="rollout threads (default: one per core)")
     parser.add_argument("--out", required=True, help="directory for trajectory.npz/.json (and video.mp4)")
@@ -96,7 +99,8 @@ def _optimize(args: argparse.Namespace) -> int:
     scene = compile_scene(scene_from_args(args))
     config = default_config(scene, kind=args.optimizer, duration_s=args.duration, nthread=args.threads,
                             samples=args.samples, horizon_s=args.horizon,
-                            search={"generations": args.generations, "population": args.population})
+                            search={"generations": args.generations, "population": args.population,
+                                    "controller": args.controller})
     program, trusted = _program(args.reward)
 
     def show(progress: Progress) -> None:
