@@ -181,6 +181,10 @@ def main() -> None:
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     parser.add_argument("--robust-seeds", type=int, default=5, help="unseen terrains / physics draws per policy")
     parser.add_argument("--generations", type=int, default=None, help="override the per-candidate generations")
+    parser.add_argument("--sigma", type=float, default=None, help="override the per-candidate initial step")
+    parser.add_argument("--controller", default=None, help="search this controller only (default: every shipped gait)")
+    parser.add_argument("--steer-only", action="store_true", default=None,
+                        help="move only the controllers' steering parameters")
     parser.add_argument("--json", default=None, help="write every row and the robustness rates here")
     parser.add_argument("--policy", default=None, help="replay this gait file on the rows' grounds, no search")
     args = parser.parse_args()
@@ -197,10 +201,12 @@ def main() -> None:
         if name not in ROWS:
             raise unknown_name("row", name, ROWS)
     rows, robust = [], []
+    changes = {"generations": args.generations, "sigma": args.sigma, "controller": args.controller,
+               "steer_only": args.steer_only}
     for name in args.rows:
         for seed in args.seeds:
             begin = time.perf_counter()
-            row, policy = run_row(name, args.body, seed, {"generations": args.generations})
+            row, policy = run_row(name, args.body, seed, changes)
             rows.append({"row": name, "seed": seed, **row})
             print(json.dumps(rows[-1], default=float), f"({time.perf_counter() - begin:.0f} s)", flush=True)
             if name == "walk" and policy is not None:
@@ -213,8 +219,8 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"body": args.body, "rows": rows, "robustness": robust,
-                       "settings": dataclasses.asdict(default_config(compile_scene(Scene(args.body)),
-                                                                     kind="search").search)},
+                       "settings": dataclasses.asdict(default_config(compile_scene(Scene(args.body)), kind="search",
+                                                                     search=changes).search)},
                       handle, indent=1, default=float)
 
 

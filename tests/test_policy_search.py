@@ -348,6 +348,27 @@ def test_policy_search_is_deterministic_and_keeps_the_best(humanoid_walking, wal
     assert np.all((PARAMETERS.low <= best) & (best <= PARAMETERS.high))
 
 
+@pytest.mark.parametrize("kind", sorted(CONTROLLERS))
+def test_steering_names_parameters_of_the_controller(kind, humanoid_walking, myolegs_flat):
+    scene = myolegs_flat if CONTROLLERS[kind].actuator_kind == "muscle" else humanoid_walking
+    controller = make_controller(kind, scene)
+    assert 2 <= len(set(controller.steering)) == len(controller.steering) < controller.space.size
+    assert {controller.space.index(name) for name in controller.steering}  # each a parameter of its space
+
+
+def test_a_steering_search_moves_only_the_steering_parameters(humanoid_walking, walk):
+    controller = make_controller("gait_machine", humanoid_walking)
+    config = dataclasses.replace(TINY_SEARCH, steer_only=True, sigma=0.3)
+    search = PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.25, seed=3)
+    asked = []
+    evaluate = search.evaluate
+    search.evaluate = lambda sim, params: asked.append(params.copy()) or evaluate(sim, params)
+    with Simulator(humanoid_walking, nthread=2) as sim:
+        search.run(sim, PARAMETERS.default)
+    moved = np.any(np.vstack(asked) != PARAMETERS.default, axis=0)
+    assert set(np.flatnonzero(moved)) == {PARAMETERS.index(name) for name in controller.steering}
+
+
 def test_policy_search_scores_average_over_pushes(humanoid_flat, walk):
     # With one push, each candidate runs twice (unpushed, then kicked 4 m/s left at the start): its scores are the
     # mean of the two runs, each scored as if alone. (A push at 0 s adds no segment seam, so the unpushed run is

@@ -104,6 +104,9 @@ class SearchConfig:
     """Stop starting new generations after this much wall time (s); None: no limit."""
     warm_start: bool = True
     """Start from the body's shipped gait (else from the controller's defaults)."""
+    steer_only: bool = False
+    """Move only the controller's steering parameters (its `steering`: speed, step, knee, trunk, heading),
+    keeping the start's balance gains; `sigma` is then a step within those parameters' ranges."""
     perturbations: Perturbations = field(default_factory=Perturbations)
     """Robustness: what each candidate is also tried under."""
 

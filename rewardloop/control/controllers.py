@@ -123,6 +123,9 @@ class Controller(Protocol):
     """Physics steps between two updates of the controls."""
     memory_size: int
     """Entries of per-trajectory memory the controller keeps between updates (gait phase, stance leg, ...)."""
+    steering: tuple[str, ...]
+    """The parameters that steer the motion (speed, step length and timing, knee flexion, trunk lean, heading),
+    as against balance gains: what a search that only steers a found gait moves."""
 
     def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
         """Controls for the next chunk; updates `memory` in place.

@@ -91,6 +91,7 @@ class GaitMachine:
 
     kind = "gait_machine"
     space = PARAMETERS
+    steering = ("swing_time", "hip_swing", "speed", "knee_swing", "knee_stance", "trunk_pitch", "turn_rate")
     chunk = 1
     memory_size = 2
 

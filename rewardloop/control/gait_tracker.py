@@ -107,6 +107,8 @@ class GaitTracker:
 
     kind = "gait_tracker"
     space = PARAMETERS
+    steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
+                "turn_rate")
     chunk = 1
     memory_size = 2
 

@@ -149,6 +149,8 @@ class Reflex:
 
     kind = "reflex"
     space = PARAMETERS
+    steering = ("trunk_lean", "leg_angle", "leg_speed_gain", "knee_swing", "knee_reach", "knee_stance_off",
+                "turn_rate")
     memory_size = 1 + 2 * LEG_MEMORY
 
     def __init__(self, scene: CompiledScene):

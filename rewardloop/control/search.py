@@ -148,6 +148,9 @@ class PolicySearch:
         self.seed = seed
         space = controller.space
         self.low, self.span = space.low, space.high - space.low
+        self.free = np.array([space.index(name) for name in controller.steering]) if config.steer_only \
+            else np.arange(space.size)
+        """[F] indices of the parameters the search moves."""
         self.pushes = [(round(t / scene.dt), kick) for t, kick in config.perturbations.pushes]
         self.grounds = [compile_scene(dataclasses.replace(scene.scene, terrain=dataclasses.replace(
             scene.scene.terrain, seed=seed))) for seed in _rough(scene, config.perturbations.terrain_seeds)]
@@ -199,13 +202,15 @@ class PolicySearch:
         best, best_scores = start, self.evaluate(sim, start[None])
         history = [(float(best_scores.alive[0]), float(best_scores.returns[0]))]
         options = {"bounds": [0.0, 1.0], "popsize": config.population, "seed": self.seed + 1, "verbose": -9}
+        free, low, span = self.free, self.low[self.free], self.span[self.free]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            strategy = cma.CMAEvolutionStrategy(list((start - self.low) / self.span), config.sigma, options)
+            strategy = cma.CMAEvolutionStrategy(list((start[free] - low) / span), config.sigma, options)
         generation, evaluations = 0, 1
         while generation < config.generations and not self._out_of_time(begin):
             unit = np.asarray(strategy.ask())
-            params = self.low + np.clip(unit, 0.0, 1.0) * self.span
+            params = np.repeat(start[None], len(unit), axis=0)
+            params[:, free] = low + np.clip(unit, 0.0, 1.0) * span
             if self.config.perturbations.noise_draws:  # a noisy score: the incumbent is scored again on the same draws
                 together = self.evaluate(sim, np.vstack([params, best[None]]))
                 scores, best_scores = _split(together, len(params))
