@@ -51,7 +51,7 @@ from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.scene import CompiledScene
 
 P = Parameter
-PARAMETERS = ParameterSpace((
+GAIT = (
     P("step_time", 0.3, 0.75, 0.45, "s", "nominal duration of a step, touchdown to touchdown (the phase clock)"),
     P("touch_min", 0.3, 1.0, 0.7, "-", "fraction of step_time before a touchdown may end the step"),
     P("hip_scale", 0.3, 1.6, 1.0, "-", "swing hip curve's amplitude, as a multiple of people's"),
@@ -67,6 +67,12 @@ PARAMETERS = ParameterSpace((
     P("ankle_scale", 0.0, 2.0, 1.0, "-", "ankle curve's amplitude, as a multiple of people's"),
     P("ankle_offset", -0.4, 0.4, 0.0, "rad", "ankle dorsiflexion added to the ankle curve"),
     P("trunk_pitch", -0.3, 0.5, 0.25, "rad", "pelvis pitch the stance hip holds, + leaning forward"),
+    P("turn_rate", -1.0, 1.0, 0.0, "rad/s", "rate of the target heading, + turning left"),
+)
+"""The parameters of the gait itself (clock, curves, foot placement, trunk pitch, heading), first in the vector of
+every tracker (this one and `muscle_tracker`'s), so the shared compiled pieces read them at the same places."""
+PARAMETERS = ParameterSpace((
+    *GAIT,
     P("chest_lean", -0.4, 0.6, -0.2, "rad", "chest flexion on the pelvis, + bending forward"),
     P("trunk_kp", 1.0, 20.0, 5.0, "1/rad", "pelvis balance stiffness (hip strength per rad of lean error)"),
     P("trunk_kd", 0.0, 2.0, 1.2, "s/rad", "pelvis balance damping (hip strength per rad/s)"),
@@ -76,7 +82,6 @@ PARAMETERS = ParameterSpace((
     P("joint_kp", 1.0, 20.0, 4.0, "1/rad", "swing knee and ankle, trunk and arm stiffness (strength per rad)"),
     P("joint_kd", 0.0, 1.0, 0.2, "s/rad", "knee, ankle, trunk and arm damping (strength per rad/s)"),
     P("arm_swing", 0.0, 2.0, 0.8, "-", "shoulder swing per rad of hip flexion difference, against the legs"),
-    P("turn_rate", -1.0, 1.0, 0.0, "rad/s", "rate of the target heading, + turning left"),
     P("yaw_kp", 0.0, 10.0, 2.0, "1/rad", "heading stiffness through the stance hip (strength per rad)"),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
@@ -85,8 +90,8 @@ step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
 are where gait searches from 'default' begin."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
- KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP, HIP_KD,
- STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, TURN_RATE, YAW_KP) = range(PARAMETERS.size)
+ KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
+ HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP) = range(PARAMETERS.size)
 STANCE, CLOCK = 0, 1
 """Memory columns: the stance leg (0 left, 1 right) and the time since its touchdown (s)."""
 LONGEST_STEP = 1.5
@@ -133,6 +138,37 @@ def curve_at(curves: np.ndarray, joint: int, phase: float) -> float:
     return (1.0 - w) * curves[joint, k] + w * curves[joint, k + 1]
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def step_clock(memory: np.ndarray, p: np.ndarray, s: np.ndarray, sensors: np.ndarray, interval: float,
+               phase: np.ndarray) -> int:
+    """Advance one row's step clock by an update of `interval` s: its memory [2] (stance leg, time since that
+    leg's touchdown) in place, each leg's phase of the gait cycle into `phase` [2]; -> the stance leg (0 left).
+    `p` holds the `GAIT` parameters first; `sensors`, the humanoid.SENSORS addresses."""
+    stance, clock = int(memory[STANCE]), memory[CLOCK]
+    progress = clock / p[STEP_TIME]
+    if (progress >= p[TOUCH_MIN] and s[sensors[CONTACT + 1 - stance]] > 0) or progress >= LONGEST_STEP:
+        stance, clock, progress = 1 - stance, 0.0, 0.0
+    landed = clock > 0.0 or s[sensors[CONTACT + stance]] > 0  # a step's clock starts at its touchdown
+    memory[STANCE], memory[CLOCK] = stance, clock + interval if landed else 0.0
+    phase[stance], phase[1 - stance] = 0.5 * min(progress, 1.0), 0.5 + 0.5 * min(progress, 1.0)
+    return stance
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def swing_aims(p: np.ndarray, s: np.ndarray, sensors: np.ndarray, curves: np.ndarray, stance: int, phase: float,
+               fx: float, fy: float) -> tuple[float, float]:
+    """The swing thigh's aims (rad) at its `phase`: forward from vertical in the world (people's hip curve, scaled
+    and offset) and outward from vertical, each with foot placement from the centre of mass against the stance
+    foot blended in from 62.5 % of the cycle, whole from 75 %. (fx, fy): the heading."""
+    d_fwd, d_lat, v_fwd, v_lat = com_from_foot(s, sensors, stance, fx, fy)
+    placing = min(max(4.0 * (phase - 0.5) - 0.5, 0.0), 1.0)
+    thigh = (p[HIP_OFFSET] + p[HIP_SCALE] * curve_at(curves, 0, phase)
+             + placing * (p[PLACE_POS] * d_fwd + p[PLACE_VEL] * (v_fwd - p[SPEED])))
+    outward = 1.0 if stance == 1 else -1.0  # +y is outward for the left leg, which swings when the right stands
+    lateral = outward * p[WIDTH] + placing * (p[PLACE_POS_LAT] * d_lat + p[PLACE_VEL_LAT] * v_lat)
+    return thigh, lateral
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, sensors, nq, interval, controls):
     """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 2] memory (in place), [b, P]
@@ -141,26 +177,16 @@ def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, se
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
         q, qd = state[b, 1 : 1 + nq], state[b, 1 + nq :]
-        stance, clock = int(memory[b, STANCE]), memory[b, CLOCK]
-        progress = clock / p[STEP_TIME]
-        if (progress >= p[TOUCH_MIN] and s[sensors[CONTACT + 1 - stance]] > 0) or progress >= LONGEST_STEP:
-            stance, clock, progress = 1 - stance, 0.0, 0.0
-        landed = clock > 0.0 or s[sensors[CONTACT + stance]] > 0  # a step's clock starts at its touchdown
-        memory[b, STANCE], memory[b, CLOCK] = stance, clock + interval if landed else 0.0
+        stance = step_clock(memory[b], p, s, sensors, interval, phase)
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
-        phase[stance], phase[swing] = 0.5 * min(progress, 1.0), 0.5 + 0.5 * min(progress, 1.0)
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
-        d_fwd, d_lat, v_fwd, v_lat = com_from_foot(s, sensors, stance, fx, fy)
         heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
         read_legs(q, qd, legs, angle, rate)
         pitch_torque = clip(p[TRUNK_KP] * (p[TRUNK_PITCH] - pitch) - p[TRUNK_KD] * pitch_rate)
         roll_torque = clip(p[TRUNK_KP] * (0.0 - roll) - p[TRUNK_KD] * roll_rate)
         yaw_torque = clip(p[YAW_KP] * heading_error - p[TRUNK_KD] * yaw_rate)
-        placing = min(max(4.0 * (phase[swing] - 0.5) - 0.5, 0.0), 1.0)  # 0 until 62.5 % of the cycle, 1 from 75 %
-        thigh = (p[HIP_OFFSET] + p[HIP_SCALE] * curve_at(curves, 0, phase[swing])
-                 + placing * (p[PLACE_POS] * d_fwd + p[PLACE_VEL] * (v_fwd - p[SPEED])))
-        lateral = outward * p[WIDTH] + placing * (p[PLACE_POS_LAT] * d_lat + p[PLACE_VEL_LAT] * v_lat)
+        thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)
         balance_hips(cmd, angle, rate, swing, p[HIP_KP], p[HIP_KD], thigh + pitch, outward * (roll - lateral),
                      -outward * heading_error, pitch_torque, roll_torque, yaw_torque)
         for side in range(2):

@@ -1,0 +1,146 @@
+"""A gait tracker for the muscle legs: the humanoid tracker's step clock, people's joint curves and foot placement
+(`gait_tracker`) set target postures, which the MPC² muscle controller (`muscles.MuscleController`) turns into
+excitations through each muscle's length.
+
+A different structure from the reflex circuit (`reflex.py`), where the gait emerges from spinal reflexes: here
+every leg joint follows the normative human curve (`critic/human_gait.json`) at its leg's phase of the gait
+cycle, as in `gait_tracker`, and balance acts on the targets:
+- the swing thigh is aimed in the world frame (people's hip curve, scaled and offset, plus foot placement from
+  the centre of mass against the stance foot, blended in over the swing: `gait_tracker.swing_aims`), and
+  outward by `width` plus sideways placement; the swing thigh is held unrotated;
+- the stance hip moves the pelvis: its flexion target is the present angle plus `trunk_gain` × the pelvis pitch
+  error (to `trunk_pitch`) minus `trunk_damping` × the pitch rate, its adduction the same for roll (to level),
+  and its rotation turns the pelvis about the planted thigh towards the heading (`yaw_gain`, `trunk_damping`);
+- the stance leg's targets are pulled `stance_stiffness` times as hard as given, the swing leg's
+  `swing_stiffness` times (the muscle controller's force grows with the posture error: a target moved k times
+  further from the present posture asks k times the force).
+The clock, phases and heading (`turn_rate`) are the humanoid tracker's. Our own code; anchors: Coros, Beaudoin and
+van de Panne (2010) for targets over a phase with feedback, Lee et al.'s MPC² muscle controller for the muscles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numba
+import numpy as np
+
+from rewardloop.control.controllers import Parameter, ParameterSpace
+from rewardloop.control.gait_tracker import (
+    ANKLE_OFFSET,
+    ANKLE_SCALE,
+    GAIT,
+    KNEE_OFFSET,
+    KNEE_SCALE,
+    TRUNK_PITCH,
+    TURN_RATE,
+    curve_at,
+    human_curves,
+    step_clock,
+    swing_aims,
+)
+from rewardloop.control.humanoid import SENSORS, pelvis_frame, wrap
+from rewardloop.control.lowlevel import posture_space
+from rewardloop.control.musclebody import hip_rotators
+from rewardloop.control.muscles import MuscleController, MuscleGains
+from rewardloop.sim.bodies import SIDES
+from rewardloop.sim.scene import CompiledScene
+
+UPDATE_S = 0.004
+"""Time between two updates of the targets and excitations (s)."""
+JOINTS = ("hip_flexion", "hip_adduction", "hip_rotation", "knee_flexion", "ankle_dorsiflexion")
+"""Semantic leg joints the tracker sets, in column order."""
+HF, HA, HR, KN, AN = range(len(JOINTS))
+
+P = Parameter
+_MUSCLE_DEFAULTS = {"step_time": 0.55, "speed": 1.2, "width": 0.05, "place_pos": 0.3, "place_vel": 0.2,
+                    "place_pos_lat": 0.5, "place_vel_lat": 0.2, "trunk_pitch": 0.1}
+"""Where the muscle legs' defaults differ from the humanoid tracker's: people's step time and speed, a narrow
+stance, stabilising placement gains and a small forward lean."""
+PARAMETERS = ParameterSpace((
+    *(dataclasses.replace(p, default=_MUSCLE_DEFAULTS.get(p.name, p.default)) for p in GAIT),
+    P("trunk_gain", 0.0, 4.0, 1.0, "rad/rad", "stance hip target change per rad of pelvis pitch or roll error"),
+    P("trunk_damping", 0.0, 0.5, 0.1, "s", "stance hip target change per rad/s of pelvis pitch, roll or yaw rate"),
+    P("yaw_gain", 0.0, 4.0, 0.5, "rad/rad", "stance hip rotation target change per rad of heading error"),
+    P("stance_stiffness", 0.3, 4.0, 1.5, "-", "how much harder the stance leg's targets pull (posture error ×)"),
+    P("swing_stiffness", 0.3, 4.0, 1.0, "-", "how much harder the swing leg's targets pull (posture error ×)"),
+))
+"""The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), then balance
+and stiffness. The defaults walk a few steps at most; they are where gait searches from 'default' begin."""
+TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS = range(len(GAIT), PARAMETERS.size)
+
+
+class MuscleTracker:
+    """People's joint curves on a phase clock for the MyoSuite muscle legs (see the module docstring)."""
+
+    kind = "muscle_tracker"
+    space = PARAMETERS
+    memory_size = 2
+    steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
+                "turn_rate")
+
+    def __init__(self, scene: CompiledScene):
+        self.chunk = max(1, round(UPDATE_S / scene.dt))
+        self.nq, self.interval = scene.model.nq, self.chunk * scene.dt
+        self.muscles = MuscleController(scene, MuscleGains(interval_s=self.interval))
+        self.curves = np.ascontiguousarray(human_curves())
+        self.sensors = np.array([scene.layout.sensors[name][0] for name in SENSORS], dtype=np.int64)
+        self.joints = leg_columns(scene)
+        rotation, _ = hip_rotators(scene)
+        self.yaw_sign = np.ascontiguousarray(rotation[:, 2])
+
+    def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
+        state = np.ascontiguousarray(state)
+        space = self.muscles.space
+        targets = np.repeat(np.clip(0.0, space.low, space.high)[None], len(state), axis=0)  # others: neutral
+        _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.joints, self.sensors,
+                        self.yaw_sign, self.nq, self.interval, targets)
+        return np.repeat(self.muscles(state, targets)[:, None], self.chunk, axis=1)
+
+
+def leg_columns(scene: CompiledScene) -> np.ndarray:
+    """[2 sides, 5 JOINTS, 4]: each semantic leg joint's qpos address, dof address, sign (MJCF -> semantic) and
+    column in the muscle controller's posture space."""
+    layout, space = scene.layout, posture_space(scene)
+    columns = {int(adr): column for column, adr in enumerate(space.qpos_adr)}
+    return np.array([[[layout.joint_qpos[f"{side}_{joint}"], layout.joint_qvel[f"{side}_{joint}"],
+                       layout.joint_sign[f"{side}_{joint}"], columns[layout.joint_qpos[f"{side}_{joint}"]]]
+                      for joint in JOINTS] for side in SIDES])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _targets_kernel(state, sensed, memory, params, curves, joints, sensors, yaw_sign, nq, interval, targets):
+    """Target postures for every row: [b, nstate], [b, nsensor], [b, 2] memory (in place), [b, P] params, [3, K]
+    human curves (rad), [2, 5, 4] leg columns, [2] yaw signs (`hip_rotators`) -> targets [b, J] (the leg joints'
+    columns written, in MJCF angles)."""
+    angle, rate, aim, phase = np.empty((2, 5)), np.empty((2, 5)), np.empty((2, 5)), np.empty(2)
+    for b in range(state.shape[0]):
+        p, s = params[b], sensed[b]
+        stance = step_clock(memory[b], p, s, sensors, interval, phase)
+        swing = 1 - stance
+        outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
+        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
+        heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
+        for side in range(2):
+            for j in range(5):
+                sign = joints[side, j, 2]
+                angle[side, j] = sign * state[b, 1 + int(joints[side, j, 0])]
+                rate[side, j] = sign * state[b, 1 + nq + int(joints[side, j, 1])]
+            aim[side, KN] = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
+            aim[side, AN] = p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
+        thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)
+        aim[swing, HF] = thigh + pitch
+        aim[swing, HA] = outward * (roll - lateral)
+        aim[swing, HR] = 0.0
+        aim[stance, HF] = angle[stance, HF] + p[TRUNK_GAIN] * (p[TRUNK_PITCH] - pitch) \
+            - p[TRUNK_DAMPING] * pitch_rate
+        aim[stance, HA] = angle[stance, HA] - outward * (p[TRUNK_GAIN] * (0.0 - roll) - p[TRUNK_DAMPING] * roll_rate)
+        # the pelvis turning left about the planted thigh moves the hip rotation by -yaw_sign per rad
+        aim[stance, HR] = angle[stance, HR] - yaw_sign[stance] * (p[YAW_GAIN] * heading_error
+                                                                  - p[TRUNK_DAMPING] * yaw_rate)
+        for side in range(2):
+            stiffness = p[STANCE_STIFFNESS] if side == stance else p[SWING_STIFFNESS]
+            for j in range(5):
+                wanted = angle[side, j] + stiffness * (aim[side, j] - angle[side, j])
+                targets[b, int(joints[side, j, 3])] = joints[side, j, 2] * wanted
+

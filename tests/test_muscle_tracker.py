@@ -1,0 +1,78 @@
+"""The muscle tracker: people's joint curves on a phase clock for the muscle legs, through the muscle controller.
+
+Kernel calls on the walking start's state and short rollouts (at most 0.1 s of simulated time)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rewardloop.control.controllers import Carry, make_controller, run_controller
+from rewardloop.control.lowlevel import posture_space
+from rewardloop.control.muscle_tracker import HF, JOINTS, PARAMETERS, _targets_kernel
+from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+from rewardloop.sim.terrain import Terrain
+
+
+@pytest.fixture(scope="module")
+def legs():
+    scene = compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED))
+    return scene, make_controller("muscle_tracker", scene)
+
+
+def targets(legs, params: np.ndarray, memory: np.ndarray) -> np.ndarray:
+    """[B, J] the kernel's target postures at the walking start for [B, P] params and [B, 2] memory."""
+    scene, tracker = legs
+    batch = len(params)
+    state = np.repeat(scene.initial_state[None], batch, axis=0)
+    with Simulator(scene, nthread=1) as sim:
+        sensed = run_controller(sim, tracker, params, nstep=1).sensordata[:, 0]
+    out = np.zeros((batch, tracker.muscles.space.size))
+    _targets_kernel(state, sensed, memory.copy(), params, tracker.curves, tracker.joints, tracker.sensors,
+                    tracker.yaw_sign, tracker.nq, tracker.interval, out)
+    return out
+
+
+def test_leg_columns_name_the_posture_joints_of_each_side(legs):
+    scene, tracker = legs
+    names = posture_space(scene).names
+    mjcf = {"hip_flexion": "hip_flexion", "hip_adduction": "hip_adduction", "hip_rotation": "hip_rotation",
+            "knee_flexion": "knee_angle", "ankle_dorsiflexion": "ankle_angle"}
+    for side, suffix in enumerate(("l", "r")):
+        assert [names[int(c)] for c in tracker.joints[side, :, 3]] == [f"{mjcf[j]}_{suffix}" for j in JOINTS]
+
+
+def test_the_stance_hip_leans_the_pelvis_towards_trunk_pitch(legs):
+    # Left leg in stance (memory zero): its hip flexion target is its angle plus trunk_gain × (trunk_pitch −
+    # pitch), so asking 0.2 rad more lean raises the target by 0.2 × trunk_gain × stance_stiffness.
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[1, PARAMETERS.index("trunk_pitch")] += 0.2
+    out = targets(legs, params, np.zeros((2, 2)))
+    column = int(legs[1].joints[0, HF, 3])
+    gain = PARAMETERS.default[PARAMETERS.index("trunk_gain")] * PARAMETERS.default[PARAMETERS.index("stance_stiffness")]
+    assert out[1, column] - out[0, column] == pytest.approx(0.2 * gain)
+
+
+def test_the_swing_thigh_follows_hip_offset(legs):
+    # Right leg in stance (memory [1, clock]): the left thigh swings; hip_offset moves its aim one for one, and
+    # the target by swing_stiffness times that. The stance leg's targets do not change.
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[1, PARAMETERS.index("hip_offset")] += 0.1
+    out = targets(legs, params, np.array([[1.0, 0.1], [1.0, 0.1]]))
+    swing, stance = int(legs[1].joints[0, HF, 3]), int(legs[1].joints[1, HF, 3])
+    stiffness = PARAMETERS.default[PARAMETERS.index("swing_stiffness")]
+    assert out[1, swing] - out[0, swing] == pytest.approx(0.1 * stiffness)
+    assert out[1, stance] == out[0, stance]
+
+
+def test_a_batch_gives_each_row_what_it_gets_alone(legs):
+    scene, tracker = legs
+    params = PARAMETERS.low + np.random.default_rng(5).uniform(0.3, 0.7, (3, PARAMETERS.size)) * (
+        PARAMETERS.high - PARAMETERS.low)
+    with Simulator(scene, nthread=1) as sim:
+        together = run_controller(sim, tracker, params, nstep=50)
+        for row in range(3):
+            alone = run_controller(sim, tracker, params[row : row + 1], nstep=50,
+                                   carry=Carry.fresh(tracker, scene, 1))
+            np.testing.assert_array_equal(alone.control[0], together.control[row])
