@@ -178,7 +178,8 @@ def make_controller(kind: str, scene: CompiledScene) -> Controller:
 
 
 WALKERS: dict[str, str] = {"humanoid": "gait_tracker", "myolegs": "reflex"}
-"""Body -> the controller kind that walks it (its shipped gait is in control/gaits/BODY.json)."""
+"""Body -> the controller kind that walks it (its main shipped gait is control/gaits/BODY.json); searches start from
+every gait shipped for the body, and from this controller's defaults when there is none."""
 
 
 def controller_for(scene: CompiledScene) -> str | None:

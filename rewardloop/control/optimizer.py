@@ -6,7 +6,8 @@ Two families sit behind the one interface:
 - posture-space sampling MPC (`mppi`, `cem`) and predictive sampling over raw controls (`predictive`), in
   `rewardloop.control.mpc`: for any motion, planned online from the scene's start;
 - policy search (`search`), in `rewardloop.control.search`: CMA-ES over a structured controller's parameters
-  (the humanoid's gait machine), warm-started from the body's shipped gait: for locomotion. Its trajectory
+  (the humanoid's gait tracker and gait machine, the muscle legs' reflex circuit), warm-started from each of the
+  body's shipped gaits, the reward keeping the best: for locomotion. Its trajectory
   carries the policy it found.
 `default_kind` picks between them for a scene and a kind of task.
 """
@@ -50,7 +51,7 @@ OPTIMIZERS: dict[str, OptimizerKind] = {
     "predictive": OptimizerKind(functools.partial(plan_motion, update=best_update, space="raw"),
                                 "predictive sampling over raw controls (baseline)"),
     "search": OptimizerKind(search_motion, "CMA-ES policy search over a structured gait controller, warm-started "
-                            "from the body's shipped gait (locomotion)", locomotion_only=True),
+                            "from the body's shipped gaits (locomotion)", locomotion_only=True),
 }
 """Every optimizer by kind name."""
 assert tuple(OPTIMIZERS) == OPTIMIZER_KINDS, "config.OPTIMIZER_KINDS must list OPTIMIZERS"
