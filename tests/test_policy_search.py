@@ -396,7 +396,8 @@ def test_optimize_search_policy_saves_loads_and_replays(humanoid_walking, walk, 
                              search=SearchConfig(population=4, generations=1, max_seconds=None))
     fractions = []
     trajectory = optimize(humanoid_walking, walk, config, seed=0, progress=lambda p: fractions.append(p.fraction))
-    assert fractions == [0.5, 1.0]  # one generation from each of the two shipped gaits
+    count = len(shipped_gaits("humanoid"))
+    assert fractions == pytest.approx([(k + 1) / count for k in range(count)])  # one generation from each gait
     policy = trajectory.policy
     assert policy is not None and policy.body == "humanoid"
     assert policy.controller in {gait.controller for gait in shipped_gaits("humanoid")}
@@ -489,7 +490,7 @@ def test_missing_or_binary_policy_file_is_a_user_error(tmp_path):
         Policy.load(tmp_path / "binary.json")
 
 
-@pytest.mark.parametrize("index", [0, 1])
+@pytest.mark.parametrize("index", [0, 1, 2])
 def test_shipped_gaits_walk_from_the_walking_start(humanoid_walking, index):
     gait = shipped_gaits("humanoid")[index]
     controller = make_controller(gait.controller, humanoid_walking)
@@ -500,7 +501,7 @@ def test_shipped_gaits_walk_from_the_walking_start(humanoid_walking, index):
 
 def test_shipped_gaits_main_first_then_by_name():
     gaits = shipped_gaits("humanoid")
-    assert [gait.controller for gait in gaits] == [WALKERS["humanoid"], "gait_machine"]
+    assert [gait.controller for gait in gaits] == [WALKERS["humanoid"], "gait_machine", "gait_tracker"]
     assert shipped_gait("humanoid") == gaits[0] and all(gait.body == "humanoid" for gait in gaits)
     assert shipped_gaits("no-such-body") == () and shipped_gait("no-such-body") is None
 
