@@ -490,7 +490,7 @@ def test_missing_or_binary_policy_file_is_a_user_error(tmp_path):
         Policy.load(tmp_path / "binary.json")
 
 
-@pytest.mark.parametrize("index", [0, 1, 2])
+@pytest.mark.parametrize("index", [0, 1])
 def test_shipped_gaits_walk_from_the_walking_start(humanoid_walking, index):
     gait = shipped_gaits("humanoid")[index]
     controller = make_controller(gait.controller, humanoid_walking)
@@ -501,7 +501,7 @@ def test_shipped_gaits_walk_from_the_walking_start(humanoid_walking, index):
 
 def test_shipped_gaits_main_first_then_by_name():
     gaits = shipped_gaits("humanoid")
-    assert [gait.controller for gait in gaits] == [WALKERS["humanoid"], "gait_machine", "gait_tracker"]
+    assert [gait.controller for gait in gaits] == [WALKERS["humanoid"], "gait_machine"]
     assert shipped_gait("humanoid") == gaits[0] and all(gait.body == "humanoid" for gait in gaits)
     assert shipped_gaits("no-such-body") == () and shipped_gait("no-such-body") is None
 
