@@ -30,7 +30,7 @@ def targets(legs, params: np.ndarray, memory: np.ndarray) -> np.ndarray:
         sensed = run_controller(sim, tracker, params, nstep=1).sensordata[:, 0]
     out = np.zeros((batch, tracker.muscles.space.size))
     _targets_kernel(state, sensed, memory.copy(), params, tracker.curves, tracker.joints, tracker.sensors,
-                    tracker.yaw_sign, tracker.nq, tracker.interval, out)
+                    tracker.yaw_sign, tracker.interval, out)
     return out
 
 

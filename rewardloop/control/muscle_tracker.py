@@ -81,8 +81,11 @@ class MuscleTracker:
 
     def __init__(self, scene: CompiledScene):
         self.chunk = max(1, round(UPDATE_S / scene.dt))
-        self.nq, self.interval = scene.model.nq, self.chunk * scene.dt
+        self.interval = self.chunk * scene.dt
         self.muscles = MuscleController(scene, MuscleGains(interval_s=self.interval))
+        space = self.muscles.space
+        self.neutral = np.clip(0.0, space.low, space.high)
+        """[J] the posture targets of the joints the tracker does not set (subtalar, toes)."""
         self.curves = np.ascontiguousarray(human_curves())
         self.sensors = np.array([scene.layout.sensors[name][0] for name in SENSORS], dtype=np.int64)
         self.joints = leg_columns(scene)
@@ -91,10 +94,9 @@ class MuscleTracker:
 
     def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
         state = np.ascontiguousarray(state)
-        space = self.muscles.space
-        targets = np.repeat(np.clip(0.0, space.low, space.high)[None], len(state), axis=0)  # others: neutral
+        targets = np.repeat(self.neutral[None], len(state), axis=0)
         _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.joints, self.sensors,
-                        self.yaw_sign, self.nq, self.interval, targets)
+                        self.yaw_sign, self.interval, targets)
         return np.repeat(self.muscles(state, targets)[:, None], self.chunk, axis=1)
 
 
@@ -109,11 +111,11 @@ def leg_columns(scene: CompiledScene) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _targets_kernel(state, sensed, memory, params, curves, joints, sensors, yaw_sign, nq, interval, targets):
+def _targets_kernel(state, sensed, memory, params, curves, joints, sensors, yaw_sign, interval, targets):
     """Target postures for every row: [b, nstate], [b, nsensor], [b, 2] memory (in place), [b, P] params, [3, K]
     human curves (rad), [2, 5, 4] leg columns, [2] yaw signs (`hip_rotators`) -> targets [b, J] (the leg joints'
     columns written, in MJCF angles)."""
-    angle, rate, aim, phase = np.empty((2, 5)), np.empty((2, 5)), np.empty((2, 5)), np.empty(2)
+    angle, aim, phase = np.empty((2, 5)), np.empty((2, 5)), np.empty(2)
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
         stance = step_clock(memory[b], p, s, sensors, interval, phase)
@@ -123,9 +125,7 @@ def _targets_kernel(state, sensed, memory, params, curves, joints, sensors, yaw_
         heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
         for side in range(2):
             for j in range(5):
-                sign = joints[side, j, 2]
-                angle[side, j] = sign * state[b, 1 + int(joints[side, j, 0])]
-                rate[side, j] = sign * state[b, 1 + nq + int(joints[side, j, 1])]
+                angle[side, j] = joints[side, j, 2] * state[b, 1 + int(joints[side, j, 0])]
             aim[side, KN] = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
             aim[side, AN] = p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)

@@ -148,9 +148,9 @@ class PolicySearch:
         self.seed = seed
         space = controller.space
         self.low, self.span = space.low, space.high - space.low
+        # [F] indices of the parameters the search moves
         self.free = np.array([space.index(name) for name in controller.steering]) if config.steer_only \
             else np.arange(space.size)
-        """[F] indices of the parameters the search moves."""
         self.pushes = [(round(t / scene.dt), kick) for t, kick in config.perturbations.pushes]
         self.grounds = [compile_scene(dataclasses.replace(scene.scene, terrain=dataclasses.replace(
             scene.scene.terrain, seed=seed))) for seed in _rough(scene, config.perturbations.terrain_seeds)]
