@@ -19,6 +19,7 @@ holds the parameters, the command and settings that found them, and what the gai
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import platform
@@ -35,7 +36,7 @@ from rewardloop.control.metrics import batch_metrics
 from rewardloop.control.policy import Policy, shipped_gait
 from rewardloop.control.search import PolicySearch
 from rewardloop.critic.gait import analyze_gait
-from rewardloop.critic.likeness import met, shortfall
+from rewardloop.critic.likeness import HumanLikeTargets, met, shortfall
 from rewardloop.errors import UserError, run_script
 from rewardloop.reward.base import RewardEval
 from rewardloop.reward.program import RewardProgram
@@ -89,12 +90,12 @@ def objective_source(speed: float, flat_foot: float) -> str:
 class GaitObjective:
     """A reward program plus `human_gait`: -shortfall from human-like walking, the same at every step."""
 
-    def __init__(self, program: RewardProgram, weight: float):
-        self.program, self.weight = program, weight
+    def __init__(self, program: RewardProgram, weight: float, targets: HumanLikeTargets):
+        self.program, self.weight, self.targets = program, weight, targets
 
     def __call__(self, features: Features) -> RewardEval:
         evaluation = self.program.evaluate_trusted(features)
-        miss = shortfall(analyze_gait(features))
+        miss = shortfall(analyze_gait(features), self.targets)
         terms = {**evaluation.terms, "human_gait": np.repeat(-miss[:, None], features.batch_shape[1], axis=1)}
         return RewardEval(terms, {**evaluation.weights, "human_gait": self.weight})
 
@@ -112,6 +113,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of each trial motion")
     parser.add_argument("--speed", type=float, default=1.3, help="target walking speed (m/s)")
     parser.add_argument("--human-weight", type=float, default=0.3, help="weight of the human-gait term")
+    parser.add_argument("--target", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="a human-like target the search aims at instead of the issue's, e.g. "
+                             "max_hip_flexion_deg=36 (a margin, so the gait meets the real one on another CPU)")
     parser.add_argument("--flat-foot", type=float, default=0.0,
                         help="weight of a term against standing on the toes (0: none)")
     parser.add_argument("--terrain", default="flat", help="ground of the trials: flat, rough, slope or stairs")
@@ -145,6 +149,25 @@ def narrowed_bounds(specs: list[str]) -> dict[str, tuple[float, float]]:
         except ValueError:
             raise UserError(f"--bounds takes NAME=LOW:HIGH, got {spec!r}") from None
     return bounds
+
+
+def search_targets(specs: list[str]) -> HumanLikeTargets:
+    """'NAME=VALUE' strings -> the human-like targets with those fields replaced (two values 'LOW:HIGH' for a
+    range); a UserError for an unknown name or a malformed value."""
+    fields = {name: getattr(HumanLikeTargets(), name) for name in HumanLikeTargets.__dataclass_fields__}
+    changes = {}
+    for spec in specs:
+        name, _, value = spec.partition("=")
+        if name not in fields:
+            raise UserError(f"--target: unknown target {name!r}; known: {', '.join(fields)}")
+        try:
+            numbers = tuple(float(v) for v in value.split(":"))
+        except ValueError:
+            raise UserError(f"--target takes NAME=VALUE, got {spec!r}") from None
+        if len(numbers) != (2 if isinstance(fields[name], tuple) else 1):
+            raise UserError(f"--target {name} takes {'LOW:HIGH' if isinstance(fields[name], tuple) else 'one value'}")
+        changes[name] = numbers if len(numbers) == 2 else numbers[0]
+    return dataclasses.replace(HumanLikeTargets(), **changes)
 
 
 def starting_kind(args: argparse.Namespace) -> str | None:
@@ -203,7 +226,8 @@ def main(argv: list[str] | None = None) -> None:
     config = SearchConfig(population=args.population, generations=args.generations, sigma=args.sigma,
                           max_seconds=None if args.minutes is None else 60 * args.minutes,
                           perturbations=perturbations(args))
-    search = PolicySearch(scene, controller, GaitObjective(program, args.human_weight), config,
+    targets = search_targets(args.target)
+    search = PolicySearch(scene, controller, GaitObjective(program, args.human_weight, targets), config,
                           duration_s=args.duration, seed=args.seed)
     begin = time.perf_counter()
 
@@ -216,6 +240,7 @@ def main(argv: list[str] | None = None) -> None:
     measured = measure(kind, args.body, best)
     found_by = {"script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
                 "objective": source.strip(), "target_speed": args.speed, "human_weight": args.human_weight,
+                "human_targets": dataclasses.asdict(targets),
                 "start_speed": WALKING_START_SPEED, "terrain": scene.scene.terrain.describe(),
                 "bounds": narrowed_bounds(args.bounds),
                 "generations": log.generations, "evaluations": log.evaluations,

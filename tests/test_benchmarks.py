@@ -48,12 +48,16 @@ def test_find_gait_writes_a_gait_file_with_its_lineage(tmp_path):
     out = tmp_path / "gait.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--generations", "1",
                     "--population", "4", "--duration", "0.2", "--flat-foot", "5", "--terrain", "rough",
-                    "--terrain-seeds", "11", "--out", str(out)], check=True, timeout=300, capture_output=True)
+                    "--terrain-seeds", "11", "--target", "max_hip_flexion_deg=35", "cadence=95:125",
+                    "--out", str(out)], check=True, timeout=300, capture_output=True)
     gait = json.loads(out.read_text())
     assert gait["controller"] == "gait_tracker" and gait["body"] == "humanoid"
     assert gait["found_by"]["generations"] == 1 and gait["found_by"]["previous"]["script"] == "benchmarks/find_gait.py"
     assert gait["measured"]["metrics"]["duration"] > 9.9 and set(gait["measured"]["human_like_met"]) >= {"cadence"}
     assert '"flat_foot": 5.0' in gait["found_by"]["objective"]  # the objective as run, with --flat-foot's term
+    targets = gait["found_by"]["human_targets"]  # the human-like targets the search aimed at, --target's applied
+    assert targets["max_hip_flexion_deg"] == 35.0 and targets["cadence"] == [95.0, 125.0]
+    assert targets["max_trunk_lean_deg"] == 10.0
     # (the start + 4 candidates) × (the scene's own rough ground + bump pattern 11) = 10 runs
     assert gait["found_by"]["terrain"].startswith("rough") and gait["found_by"]["evaluations"] == (1 + 4) * 2
 
@@ -83,6 +87,16 @@ def test_gait_benchmark_replays_a_gait_file_without_search(tmp_path):
     assert walk["distance"] == json.loads(policy.read_text())["measured"]["metrics"]["distance"]
     (robust,) = figures["robustness"]
     assert {robust["rough"], robust["physics"], robust["noise_3pct"]} <= {0.0, 1.0}
+
+
+def test_find_gait_bad_target_is_one_line_and_exit_code_2(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--target", "max_hip=30",
+                             "--out", str(tmp_path / "gait.json")], timeout=120, capture_output=True, text=True)
+    assert result.returncode == 2 and not (tmp_path / "gait.json").exists()
+    assert result.stderr.strip().splitlines() == ["find_gait.py: error: --target: unknown target 'max_hip'; known: "
+                                                  "min_correlation, max_knee_midstance_deg, knee_swing_deg, "
+                                                  "max_hip_flexion_deg, max_clearance_m, cadence, "
+                                                  "max_pelvis_yaw_deg, max_trunk_lean_deg"]
 
 
 def test_find_gait_goes_on_with_the_start_files_controller(tmp_path):
