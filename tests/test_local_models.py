@@ -33,6 +33,8 @@ from rewardloop.models.context import complete_fitted, context_refusal, estimate
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.render import RenderConfig
 from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+from rewardloop.sim.terrain import Terrain
 from rewardloop.tasks import get_task
 
 NO_WAIT = RetryPolicy(attempts=2, base_delay_s=0.0, max_delay_s=0.0)
@@ -294,11 +296,17 @@ def test_garbage_from_the_critic_and_designer_fails_candidates_not_the_run(tmp_p
 # --- model critics and designers are told the gait analysis -------------------------------------------------
 
 @pytest.fixture(scope="module")
-def walk(humanoid_flat):
+def walking_flat():
+    """The humanoid on flat ground at the walking start (the start every locomotion optimizer uses)."""
+    return compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
+
+
+@pytest.fixture(scope="module")
+def walk(walking_flat):
     """1.5 s of the shipped humanoid gait from the walking start."""
     policy = shipped_gait("humanoid")
-    controller = make_controller(policy.controller, humanoid_flat)
-    with Simulator(humanoid_flat, nthread=1) as sim:
+    controller = make_controller(policy.controller, walking_flat)
+    with Simulator(walking_flat, nthread=1) as sim:
         return pushed_motion(sim, controller, policy.vector(controller), duration_s=1.5, pushes=())
 
 
@@ -306,10 +314,10 @@ def _critique_json() -> str:
     return '{"success": false, "score": 5, "issues": [], "suggestions": [], "summary": "ok"}'
 
 
-def test_the_critic_prompt_states_the_gait_region_by_region_and_keyframes_every_interval(humanoid_flat, walk):
+def test_the_critic_prompt_states_the_gait_region_by_region_and_keyframes_every_interval(walking_flat, walk):
     config = CriticConfig(views=("side",), keyframe_interval_s=0.5, image_size=(64, 48))
     with ScriptedChatServer([chat_reply(_critique_json())]) as server:
-        Critic(backend(server), config).critique("walk forward", humanoid_flat, walk)
+        Critic(backend(server), config).critique("walk forward", walking_flat, walk)
     content = server.requests[0]["messages"][0]["content"]
     prompt = content[0]["text"]
     for region in ("- hips:", "- knees:", "- ankles:", "- trunk and pelvis:", "- feet and stepping:"):
@@ -321,9 +329,9 @@ def test_the_critic_prompt_states_the_gait_region_by_region_and_keyframes_every_
     assert captions == [f"t = {t:.2f} s, side view" for t in (0.0, 0.5, 1.0, 1.5)]
 
 
-def test_the_designer_is_told_which_gait_faults_fired_where_and_when(humanoid_flat, walk):
-    faults = gait_faults(analyze_gait(observe(humanoid_flat, walk).features))
-    context = DesignContext("walk forward", canonical("walk"), None, scene=humanoid_flat, gait=faults)
+def test_the_designer_is_told_which_gait_faults_fired_where_and_when(walking_flat, walk):
+    faults = gait_faults(analyze_gait(observe(walking_flat, walk).features))
+    context = DesignContext("walk forward", canonical("walk"), None, scene=walking_flat, gait=faults)
     from rewardloop.prompts.design import compact_prompt, full_prompt
 
     for prompt in (full_prompt(context, 2), compact_prompt(context, 2)):
