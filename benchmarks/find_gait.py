@@ -138,36 +138,40 @@ def perturbations(args: argparse.Namespace) -> Perturbations:
                          noise_draws=args.noise_draws if args.noise else 0, terrain_seeds=tuple(args.terrain_seeds))
 
 
+def named_numbers(spec: str, option: str, form: str) -> tuple[str, tuple[float, ...]]:
+    """'NAME=X[:Y...]' -> (name, (x, y, ...)); a UserError naming the option and its `form` for malformed numbers."""
+    name, _, value = spec.partition("=")
+    try:
+        return name, tuple(float(v) for v in value.split(":"))
+    except ValueError:
+        raise UserError(f"{option} takes {form}, got {spec!r}") from None
+
+
 def narrowed_bounds(specs: list[str]) -> dict[str, tuple[float, float]]:
     """'NAME=LOW:HIGH' strings -> {name: (low, high)}; a UserError for a malformed one."""
     bounds = {}
     for spec in specs:
-        name, _, span = spec.partition("=")
-        low, _, high = span.partition(":")
-        try:
-            bounds[name] = (float(low), float(high))
-        except ValueError:
-            raise UserError(f"--bounds takes NAME=LOW:HIGH, got {spec!r}") from None
+        name, numbers = named_numbers(spec, "--bounds", "NAME=LOW:HIGH")
+        if len(numbers) != 2:
+            raise UserError(f"--bounds takes NAME=LOW:HIGH, got {spec!r}")
+        bounds[name] = numbers
     return bounds
 
 
 def search_targets(specs: list[str]) -> HumanLikeTargets:
     """'NAME=VALUE' strings -> the human-like targets with those fields replaced (two values 'LOW:HIGH' for a
     range); a UserError for an unknown name or a malformed value."""
-    fields = {name: getattr(HumanLikeTargets(), name) for name in HumanLikeTargets.__dataclass_fields__}
+    defaults, known = HumanLikeTargets(), tuple(HumanLikeTargets.__dataclass_fields__)
     changes = {}
     for spec in specs:
-        name, _, value = spec.partition("=")
-        if name not in fields:
-            raise UserError(f"--target: unknown target {name!r}; known: {', '.join(fields)}")
-        try:
-            numbers = tuple(float(v) for v in value.split(":"))
-        except ValueError:
-            raise UserError(f"--target takes NAME=VALUE, got {spec!r}") from None
-        if len(numbers) != (2 if isinstance(fields[name], tuple) else 1):
-            raise UserError(f"--target {name} takes {'LOW:HIGH' if isinstance(fields[name], tuple) else 'one value'}")
-        changes[name] = numbers if len(numbers) == 2 else numbers[0]
-    return dataclasses.replace(HumanLikeTargets(), **changes)
+        name, numbers = named_numbers(spec, "--target", "NAME=VALUE")
+        if name not in known:
+            raise UserError(f"--target: unknown target {name!r}; known: {', '.join(known)}")
+        ranged = isinstance(getattr(defaults, name), tuple)
+        if len(numbers) != (2 if ranged else 1):
+            raise UserError(f"--target {name} takes {'LOW:HIGH' if ranged else 'one value'}")
+        changes[name] = numbers if ranged else numbers[0]
+    return dataclasses.replace(defaults, **changes)
 
 
 def starting_kind(args: argparse.Namespace) -> str | None:
