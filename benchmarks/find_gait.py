@@ -121,6 +121,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--terrain", default="flat", help="ground of the trials: flat, rough, slope or stairs")
     parser.add_argument("--terrain-seeds", nargs="*", type=int, default=[], metavar="SEED",
                         help="on rough ground: more trials on these bump patterns")
+    parser.add_argument("--grounds", nargs="*", default=[], metavar="KIND[:VALUE]",
+                        help="more trials on other grounds: flat, rough[:SEED], slope[:DEGREES], stairs[:RISE_M]")
     parser.add_argument("--pushes", nargs="*", default=[], metavar="T:V",
                         help="extra trials pushed sideways at T s by V m/s")
     parser.add_argument("--noise", type=float, default=0.0, help="relative parameter noise of extra trials")
@@ -135,7 +137,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def perturbations(args: argparse.Namespace) -> Perturbations:
     return Perturbations(pushes=tuple(pushes_from_args(args.pushes)), param_noise=args.noise,
-                         noise_draws=args.noise_draws if args.noise else 0, terrain_seeds=tuple(args.terrain_seeds))
+                         noise_draws=args.noise_draws if args.noise else 0, terrain_seeds=tuple(args.terrain_seeds),
+                         grounds=tuple(ground(spec) for spec in args.grounds))
+
+
+GROUND_VALUE = {"rough": "seed", "slope": "slope_deg", "stairs": "step_height"}
+"""The one number a --grounds entry may give, per kind of ground."""
+
+
+def ground(spec: str) -> Terrain:
+    """'KIND[:VALUE]' -> that ground ('rough:3' is rough ground of seed 3); a UserError for a malformed one."""
+    kind, _, value = spec.partition(":")
+    form = f"--grounds takes flat, rough[:SEED], slope[:DEGREES] or stairs[:RISE_M], got {spec!r}"
+    if kind not in (*GROUND_VALUE, "flat") or (value and kind == "flat"):
+        raise UserError(form)
+    if not value:
+        return Terrain(kind)
+    try:
+        number = float(value)
+    except ValueError:
+        raise UserError(form) from None
+    if kind == "rough" and not number.is_integer():
+        raise UserError(form)
+    return Terrain(kind, **{GROUND_VALUE[kind]: int(number) if kind == "rough" else number})
 
 
 def named_numbers(spec: str, option: str, form: str) -> tuple[str, tuple[float, ...]]:

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -48,8 +50,8 @@ def test_find_gait_writes_a_gait_file_with_its_lineage(tmp_path):
     out = tmp_path / "gait.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--generations", "1",
                     "--population", "4", "--duration", "0.2", "--flat-foot", "5", "--terrain", "rough",
-                    "--terrain-seeds", "11", "--target", "max_hip_flexion_deg=35", "cadence=95:125",
-                    "--out", str(out)], check=True, timeout=300, capture_output=True)
+                    "--terrain-seeds", "11", "--grounds", "slope:3", "--target", "max_hip_flexion_deg=35",
+                    "cadence=95:125", "--out", str(out)], check=True, timeout=300, capture_output=True)
     gait = json.loads(out.read_text())
     assert gait["controller"] == "gait_tracker" and gait["body"] == "humanoid"
     assert gait["found_by"]["generations"] == 1 and gait["found_by"]["previous"]["script"] == "benchmarks/find_gait.py"
@@ -58,8 +60,8 @@ def test_find_gait_writes_a_gait_file_with_its_lineage(tmp_path):
     targets = gait["found_by"]["human_targets"]  # the human-like targets the search aimed at, --target's applied
     assert targets["max_hip_flexion_deg"] == 35.0 and targets["cadence"] == [95.0, 125.0]
     assert targets["max_trunk_lean_deg"] == 10.0
-    # (the start + 4 candidates) × (the scene's own rough ground + bump pattern 11) = 10 runs
-    assert gait["found_by"]["terrain"].startswith("rough") and gait["found_by"]["evaluations"] == (1 + 4) * 2
+    # (the start + 4 candidates) × (the scene's own rough ground + bump pattern 11 + a 3° slope) = 15 runs
+    assert gait["found_by"]["terrain"].startswith("rough") and gait["found_by"]["evaluations"] == (1 + 4) * 3
 
 
 def test_gait_benchmark_row_and_robustness(tmp_path):
@@ -95,8 +97,17 @@ def test_find_gait_bad_target_is_one_line_and_exit_code_2(tmp_path):
     assert result.returncode == 2 and not (tmp_path / "gait.json").exists()
     assert result.stderr.strip().splitlines() == ["find_gait.py: error: --target: unknown target 'max_hip'; known: "
                                                   "min_correlation, max_knee_midstance_deg, knee_swing_deg, "
-                                                  "max_hip_flexion_deg, max_clearance_m, cadence, "
+                                                  "max_hip_flexion_deg, max_clearance_m, min_clearance_m, cadence, "
                                                   "max_pelvis_yaw_deg, max_trunk_lean_deg"]
+
+
+@pytest.mark.parametrize("spec", ["hill", "flat:2", "slope:steep", "rough:1.5", "stairs:0.1:2"])
+def test_find_gait_bad_ground_is_one_line_and_exit_code_2(tmp_path, spec):
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--grounds", "flat", spec,
+                             "--out", str(tmp_path / "gait.json")], timeout=120, capture_output=True, text=True)
+    assert result.returncode == 2 and not (tmp_path / "gait.json").exists()
+    assert result.stderr.strip().splitlines() == ["find_gait.py: error: --grounds takes flat, rough[:SEED], "
+                                                  f"slope[:DEGREES] or stairs[:RISE_M], got {spec!r}"]
 
 
 def test_find_gait_goes_on_with_the_start_files_controller(tmp_path):

@@ -222,3 +222,11 @@ def test_runs_on_a_real_standing_humanoid(humanoid_flat):
     assert analysis.measures.stride_count[0] == 0 and analysis.detections["standing_still"].detected[0]
     assert abs(analysis.measures.trunk_pitch_mean[0]) < 30.0
     assert analysis.measures.arm_excursion[0] > 0.0  # the humanoid has hands (finite: it has arms)
+
+
+def test_a_least_clearance_target_is_missed_by_a_low_swing_foot(walk):
+    # The reference walk lifts its swing foot 5 cm at most: met with no least clearance, missed by 5 cm when 10 cm
+    # is asked for.
+    from rewardloop.critic.likeness import HumanLikeTargets, misses
+    assert misses(walk)["clearance"][0] == 0.0
+    assert misses(walk, HumanLikeTargets(min_clearance_m=0.1))["clearance"][0] == pytest.approx(0.05, abs=0.005)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from rewardloop.control.controllers import Carry, make_controller, run_controller
-from rewardloop.control.gait_tracker import CLOCK, PARAMETERS, STANCE, curve_at, human_curves
-from rewardloop.control.humanoid import KN
+from rewardloop.control.gait_tracker import CLOCK, PARAMETERS, STANCE, TRIPPED, curve_at, human_curves, swing_lift
+from rewardloop.control.humanoid import AI, KN
 from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
@@ -49,7 +49,7 @@ def test_the_step_clock_waits_for_the_touchdown(humanoid_walking):
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     with Simulator(humanoid_walking, nthread=1) as sim:
         first = run_controller(sim, controller, params, nstep=10, carry=carry)
-        np.testing.assert_array_equal(carry.memory, [[0.0, 0.0], [0.0, 0.0]])
+        np.testing.assert_array_equal(carry.memory, [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
         run_controller(sim, controller, params, nstep=50, carry=carry, initial_state=first.state[:, -1])
     np.testing.assert_array_equal(carry.memory[:, STANCE], [0.0, 0.0])
     assert np.all(carry.memory[:, CLOCK] > 0) and np.all(carry.memory[:, CLOCK] <= 0.25 + 1e-9)
@@ -66,3 +66,41 @@ def test_the_swing_knee_follows_the_curve_and_a_larger_scale_bends_it_more(human
     layout = controller.layout
     right_knee = layout.legs[1, KN, 3] * rollouts.state[:, :, 1 + int(layout.legs[1, KN, 0])]  # [2, T] rad
     assert right_knee[1].max() > right_knee[0].max() + np.radians(10)
+
+
+def test_lift_bends_the_swing_knee_in_mid_swing_only():
+    p, memory = PARAMETERS.vector({"lift": 0.4}), np.zeros(3)
+    lifts = [swing_lift(memory, p, False, phase, False) for phase in (0.3, 0.5, 0.625, 0.75, 1.0)]
+    np.testing.assert_allclose(lifts, [0.0, 0.0, 0.2, 0.4, 0.0], atol=1e-12)
+
+
+def test_a_stumble_in_mid_swing_adds_trip_lift_until_the_next_step():
+    # touch_min 0.7: a touchdown may end the step from 85 % of the swing leg's cycle; a contact at 60 % is a stumble.
+    p, memory = PARAMETERS.vector({"trip_lift": 0.5, "touch_min": 0.7}), np.zeros(3)
+    assert swing_lift(memory, p, True, 0.52, False) == 0.0 and memory[TRIPPED] == 0.0  # toe-off, not a stumble
+    assert swing_lift(memory, p, True, 0.6, False) == pytest.approx(0.5) and memory[TRIPPED] == 1.0
+    assert swing_lift(memory, p, False, 0.7, False) == pytest.approx(0.5)  # off the ground again: still lifting
+    assert swing_lift(memory, p, False, 0.9, False) == pytest.approx(0.2)  # fading over the last quarter
+    assert swing_lift(memory, p, True, 0.9, False) == pytest.approx(0.2)  # a touchdown now is a landing
+    assert swing_lift(memory, p, False, 0.55, True) == 0.0 and memory[TRIPPED] == 0.0  # a new step clears it
+
+
+def test_the_reactions_are_off_by_default():
+    defaults = PARAMETERS.named(PARAMETERS.default)
+    assert defaults["lift"] == defaults["trip_lift"] == defaults["ankle_lat"] == 0.0
+
+
+def test_ankle_lat_rolls_the_stance_foot_one_way_or_the_other_by_its_sign(humanoid_walking):
+    # Pushed left (+y) at the start, the CoM moves sideways; ankle_lat -0.8 and 0.8 must roll the left (stance)
+    # ankle to opposite sides of where it is with 0.
+    controller = make_controller("gait_tracker", humanoid_walking)
+    params = np.stack([PARAMETERS.vector({"ankle_lat": a}) for a in (-0.8, 0.0, 0.8)])
+    carry = Carry.fresh(controller, humanoid_walking, 3)
+    state = np.repeat(humanoid_walking.initial_state[None], 3, axis=0)
+    state[:, 1 + humanoid_walking.model.nq + 1] += 0.5  # root's sideways velocity
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        rollouts = run_controller(sim, controller, params, nstep=20, carry=carry, initial_state=state)
+    layout = controller.layout
+    left_inversion = rollouts.state[:, -1, 1 + int(layout.legs[0, AI, 0])]  # [3] rad
+    below, above = left_inversion[0] - left_inversion[1], left_inversion[2] - left_inversion[1]
+    assert below * above < 0 and min(abs(below), abs(above)) > 0.02

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from rewardloop.control.lowlevel import PDGains
 from rewardloop.control.muscles import MuscleGains
 from rewardloop.errors import UserError, unknown_name
+from rewardloop.sim.terrain import Terrain
 
 OPTIMIZER_KINDS = ("mppi", "cem", "predictive", "search")
 """Names of the optimizers in rewardloop.control.optimizer.OPTIMIZERS (checked to match there)."""
@@ -75,6 +76,8 @@ class Perturbations:
     """Runs with independently drawn parameter noise."""
     terrain_seeds: tuple[int, ...] = ()
     """Other patterns of the scene's rough ground, each one more run (rough scenes only)."""
+    grounds: tuple[Terrain, ...] = ()
+    """Other grounds (flat, slope, stairs, rough), each one more run: one gait for all of them."""
 
     def __post_init__(self) -> None:
         if self.param_noise < 0 or self.noise_draws < 0:
@@ -82,8 +85,8 @@ class Perturbations:
 
     @property
     def runs(self) -> int:
-        """Runs per candidate: the unperturbed one, one per push, noise draw and terrain seed."""
-        return 1 + len(self.pushes) + self.noise_draws + len(self.terrain_seeds)
+        """Runs per candidate: the unperturbed one, one per push, noise draw, terrain seed and other ground."""
+        return 1 + len(self.pushes) + self.noise_draws + len(self.terrain_seeds) + len(self.grounds)
 
 
 @dataclass(frozen=True)

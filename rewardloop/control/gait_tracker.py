@@ -21,12 +21,17 @@ of the curves:
 - the stance hip holds the pelvis at `trunk_pitch`, upright and on the heading (a virtual torque on the pelvis,
   minus the swing hip's reaction), as in SIMBICON;
 - the stance knee and ankle track their curves with `stance_kp`, the swing leg's with `joint_kp`;
+- for uneven ground, the swing knee bends `lift` more in mid-swing, and `trip_lift` more for the rest of a swing
+  whose foot strikes the ground early (a stumble); the stance ankle rolls the foot `ankle_lat` per m/s of
+  sideways CoM speed (all 0 by default: the gait on flat ground is unchanged);
 - the arms swing against the legs (`arm_swing`), the chest leans `chest_lean` on the pelvis.
 Heading follows `turn_rate` (rad/s, + left). Angles are semantic (hip flexion + forward, knee flexion + bent,
 ankle dorsiflexion + toes up); commands are fractions of each motor's strength.
 """
 
 from __future__ import annotations
+
+import math
 
 import numba
 import numpy as np
@@ -83,6 +88,11 @@ PARAMETERS = ParameterSpace((
     P("joint_kd", 0.0, 1.0, 0.2, "s/rad", "knee, ankle, trunk and arm damping (strength per rad/s)"),
     P("arm_swing", 0.0, 2.0, 0.8, "-", "shoulder swing per rad of hip flexion difference, against the legs"),
     P("yaw_kp", 0.0, 10.0, 2.0, "1/rad", "heading stiffness through the stance hip (strength per rad)"),
+    P("lift", 0.0, 0.6, 0.0, "rad", "swing knee flexion added in mid-swing (peak at 75 % of the cycle): clearance"),
+    P("trip_lift", 0.0, 0.8, 0.0, "rad", "swing knee flexion added for the rest of a swing after its foot strikes "
+      "the ground early (a stumble): the elevating reaction"),
+    P("ankle_lat", -1.0, 1.0, 0.0, "rad/(m/s)", "stance ankle inversion per m/s of sideways CoM speed, + rolling "
+      "the foot towards the motion"),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
@@ -91,9 +101,10 @@ are where gait searches from 'default' begin."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
- HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP) = range(PARAMETERS.size)
-STANCE, CLOCK = 0, 1
-"""Memory columns: the stance leg (0 left, 1 right) and the time since its touchdown (s)."""
+ HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP, LIFT, TRIP_LIFT, ANKLE_LAT) = range(PARAMETERS.size)
+STANCE, CLOCK, TRIPPED = 0, 1, 2
+"""Memory columns: the stance leg (0 left, 1 right), the time since its touchdown (s) and (this tracker's own)
+whether the swing foot has stumbled during this step (1) or not (0)."""
 LONGEST_STEP = 1.5
 """A step ends at this multiple of step_time even without a touchdown."""
 
@@ -115,7 +126,7 @@ class GaitTracker:
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
                 "turn_rate")
     chunk = 1
-    memory_size = 2
+    memory_size = 3
 
     def __init__(self, scene: CompiledScene):
         self.dt, self.nu, self.nq = scene.dt, scene.model.nu, scene.model.nq
@@ -169,18 +180,35 @@ def swing_aims(p: np.ndarray, s: np.ndarray, sensors: np.ndarray, curves: np.nda
     return thigh, lateral
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def swing_lift(memory: np.ndarray, p: np.ndarray, touching: bool, phase: float, stepped: bool) -> float:
+    """Knee flexion (rad) added to the swing leg's curve at its `phase`: `lift` over mid-swing (sin² from 50 % to
+    100 % of the cycle), and `trip_lift` for the rest of a step whose swing foot struck the ground (`touching`)
+    between 55 % and the earliest touchdown, fading out over the last quarter. Updates the row's stumble flag in
+    `memory` [3] (cleared when a step begins: `stepped`)."""
+    if stepped:
+        memory[TRIPPED] = 0.0
+    if touching and 0.55 < phase < 0.5 + 0.5 * p[TOUCH_MIN]:
+        memory[TRIPPED] = 1.0
+    bump = math.sin(2.0 * math.pi * (phase - 0.5)) ** 2 if phase > 0.5 else 0.0
+    return p[LIFT] * bump + p[TRIP_LIFT] * memory[TRIPPED] * min(1.0, 4.0 * (1.0 - phase))
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, sensors, nq, interval, controls):
-    """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 2] memory (in place), [b, P]
+    """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 3] memory (in place), [b, P]
     params, [3, K] human curves (rad) -> controls [b, chunk, nu] (written)."""
     angle, rate, cmd, phase = np.empty((2, 6)), np.empty((2, 6)), np.zeros((2, 6)), np.empty(2)
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
         q, qd = state[b, 1 : 1 + nq], state[b, 1 + nq :]
+        before = int(memory[b, STANCE])
         stance = step_clock(memory[b], p, s, sensors, interval, phase)
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
+        lift = swing_lift(memory[b], p, s[sensors[CONTACT + swing]] > 0, phase[swing], stance != before)
+        roll_foot = -outward * p[ANKLE_LAT] * com_from_foot(s, sensors, stance, fx, fy)[3]
         heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
         read_legs(q, qd, legs, angle, rate)
         pitch_torque = clip(p[TRUNK_KP] * (p[TRUNK_PITCH] - pitch) - p[TRUNK_KD] * pitch_rate)
@@ -191,11 +219,12 @@ def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, se
                      -outward * heading_error, pitch_torque, roll_torque, yaw_torque)
         for side in range(2):
             kp = p[STANCE_KP] if side == stance else p[JOINT_KP]
-            knee = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
+            knee = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side]) + (lift if side == swing else 0.0)
             ankle = p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
+            inversion = roll_foot if side == stance else 0.0
             cmd[side, KN] = pd(kp, p[JOINT_KD], knee, angle[side, KN], rate[side, KN])
             cmd[side, AN] = pd(kp, p[JOINT_KD], ankle, angle[side, AN], rate[side, AN])
-            cmd[side, AI] = pd(0.5 * p[JOINT_KP], p[JOINT_KD], 0.0, angle[side, AI], rate[side, AI])
+            cmd[side, AI] = pd(0.5 * p[JOINT_KP], p[JOINT_KD], inversion, angle[side, AI], rate[side, AI])
         write_body(controls[b, 0], cmd, angle, q, qd, legs, arms, trunk, p[ARM_SWING], p[JOINT_KP], p[JOINT_KD],
                    p[CHEST_LEAN])
         for t in range(1, controls.shape[1]):

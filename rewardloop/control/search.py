@@ -152,8 +152,10 @@ class PolicySearch:
         self.free = np.array([space.index(name) for name in controller.steering]) if config.steer_only \
             else np.arange(space.size)
         self.pushes = [(round(t / scene.dt), kick) for t, kick in config.perturbations.pushes]
-        self.grounds = [compile_scene(dataclasses.replace(scene.scene, terrain=dataclasses.replace(
-            scene.scene.terrain, seed=seed))) for seed in _rough(scene, config.perturbations.terrain_seeds)]
+        terrains = [dataclasses.replace(scene.scene.terrain, seed=seed)
+                    for seed in _rough(scene, config.perturbations.terrain_seeds)]
+        self.grounds = [compile_scene(dataclasses.replace(scene.scene, terrain=terrain))
+                        for terrain in [*terrains, *config.perturbations.grounds]]
         self.steps = 0
 
     def evaluate(self, sim: Simulator, params: np.ndarray) -> Scores:
@@ -166,7 +168,7 @@ class PolicySearch:
             kick[run * count : (run + 1) * count, 1] = velocity
             kicks.append((step, kick))
         alive, returns = self._scored(sim, batch, kicks)
-        for ground in self.grounds:  # the same candidates on other rough ground, one more run each
+        for ground in self.grounds:  # the same candidates on other ground, one more run each
             with Simulator(ground, nthread=sim.nthread) as other:
                 more = self._scored(other, params)
             alive, returns = np.concatenate([alive, more[0]]), np.concatenate([returns, more[1]])

@@ -29,6 +29,9 @@ class HumanLikeTargets:
     """Most hip flexion (deg)."""
     max_clearance_m: float = 0.2
     """Most swing foot clearance (m)."""
+    min_clearance_m: float = 0.0
+    """Least swing foot clearance (m): none among the issue's targets; a gait search may aim higher to step over
+    uneven ground."""
     cadence: tuple[float, float] = (90.0, 130.0)
     """Steps per minute."""
     max_pelvis_yaw_deg: float = 20.0
@@ -54,7 +57,7 @@ def misses(analysis: GaitAnalysis, targets: HumanLikeTargets = HumanLikeTargets(
         "knee_midstance": np.maximum(m.knee_midstance - t.max_knee_midstance_deg, 0.0),
         "knee_swing": _outside(m.peak_knee_swing, t.knee_swing_deg),
         "hip_peak": np.maximum(m.peak_hip_flexion - t.max_hip_flexion_deg, 0.0),
-        "clearance": np.maximum(m.swing_clearance - t.max_clearance_m, 0.0),
+        "clearance": _outside(m.swing_clearance, (t.min_clearance_m, t.max_clearance_m)),
         "cadence": _outside(m.cadence, t.cadence),
         "pelvis_yaw": np.maximum(m.pelvis_yaw_range - t.max_pelvis_yaw_deg, 0.0),
         "trunk_lean": np.maximum(np.abs(m.trunk_pitch_mean) - t.max_trunk_lean_deg, 0.0),
