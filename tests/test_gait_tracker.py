@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 from rewardloop.control.controllers import Carry, make_controller, run_controller
-from rewardloop.control.gait_tracker import CLOCK, PARAMETERS, STANCE, TRIPPED, curve_at, human_curves, swing_lift
+from rewardloop.control.gait_tracker import (
+    CLOCK,
+    PARAMETERS,
+    SLOPE,
+    STANCE,
+    TRIPPED,
+    curve_at,
+    human_curves,
+    swing_lift,
+)
 from rewardloop.control.humanoid import AI, KN
 from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.rollout import Simulator
@@ -49,7 +58,7 @@ def test_the_step_clock_waits_for_the_touchdown(humanoid_walking):
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     with Simulator(humanoid_walking, nthread=1) as sim:
         first = run_controller(sim, controller, params, nstep=10, carry=carry)
-        np.testing.assert_array_equal(carry.memory, [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+        np.testing.assert_array_equal(carry.memory, np.zeros((2, 4)))
         run_controller(sim, controller, params, nstep=50, carry=carry, initial_state=first.state[:, -1])
     np.testing.assert_array_equal(carry.memory[:, STANCE], [0.0, 0.0])
     assert np.all(carry.memory[:, CLOCK] > 0) and np.all(carry.memory[:, CLOCK] <= 0.25 + 1e-9)
@@ -87,7 +96,22 @@ def test_a_stumble_in_mid_swing_adds_trip_lift_until_the_next_step():
 
 def test_the_reactions_are_off_by_default():
     defaults = PARAMETERS.named(PARAMETERS.default)
-    assert defaults["lift"] == defaults["trip_lift"] == defaults["ankle_lat"] == 0.0
+    reactions = ("lift", "trip_lift", "ankle_lat", "slope_hip", "slope_trunk", "slope_ankle")
+    assert [defaults[name] for name in reactions] == [0.0] * len(reactions)
+
+
+@pytest.mark.parametrize(("terrain", "degrees"), [(Terrain("flat"), 0.0), (Terrain("slope", slope_deg=5.0), 5.0)])
+def test_the_tracker_measures_the_slope_at_a_touchdown(terrain, degrees):
+    # The shipped gait's first touchdown after the start comes within 0.75 s; the slope between the feet's lowest
+    # points then reads the ground's within half a degree.
+    from rewardloop.control.policy import shipped_gait
+    scene = compile_scene(Scene("humanoid", terrain, start_speed=WALKING_START_SPEED))
+    controller, gait = make_controller("gait_tracker", scene), shipped_gait("humanoid")
+    carry = Carry.fresh(controller, scene, 1)
+    with Simulator(scene, nthread=1) as sim:
+        run_controller(sim, controller, gait.vector(controller)[None], nstep=150, carry=carry)
+    assert carry.memory[0, STANCE] == 1.0  # the right foot has landed
+    assert np.degrees(carry.memory[0, SLOPE]) == pytest.approx(degrees, abs=0.5)
 
 
 def test_ankle_lat_rolls_the_stance_foot_one_way_or_the_other_by_its_sign(humanoid_walking):

@@ -23,7 +23,9 @@ of the curves:
 - the stance knee and ankle track their curves with `stance_kp`, the swing leg's with `joint_kp`;
 - for uneven ground, the swing knee bends `lift` more in mid-swing, and `trip_lift` more for the rest of a swing
   whose foot strikes the ground early (a stumble); the stance ankle rolls the foot `ankle_lat` per m/s of
-  sideways CoM speed (all 0 by default: the gait on flat ground is unchanged);
+  sideways CoM speed; at each touchdown the tracker measures the ground's slope between the feet (their lowest
+  points), and the swing thigh, the pelvis pitch and both ankles add `slope_hip`, `slope_trunk` and `slope_ankle`
+  times it (all 0 by default: the gait on flat ground is unchanged);
 - the arms swing against the legs (`arm_swing`), the chest leans `chest_lean` on the pelvis.
 Heading follows `turn_rate` (rad/s, + left). Angles are semantic (hip flexion + forward, knee flexion + bent,
 ankle dorsiflexion + toes up); commands are fractions of each motor's strength.
@@ -93,6 +95,9 @@ PARAMETERS = ParameterSpace((
       "the ground early (a stumble): the elevating reaction"),
     P("ankle_lat", -1.0, 1.0, 0.0, "rad/(m/s)", "stance ankle inversion per m/s of sideways CoM speed, + rolling "
       "the foot towards the motion"),
+    P("slope_hip", 0.0, 2.0, 0.0, "rad/rad", "swing thigh angle added per rad of the ground's slope, + uphill"),
+    P("slope_trunk", 0.0, 2.0, 0.0, "rad/rad", "pelvis pitch added per rad of the ground's slope, + uphill"),
+    P("slope_ankle", 0.0, 1.5, 0.0, "rad/rad", "ankle dorsiflexion added per rad of the ground's slope, + uphill"),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
@@ -101,10 +106,14 @@ are where gait searches from 'default' begin."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
- HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP, LIFT, TRIP_LIFT, ANKLE_LAT) = range(PARAMETERS.size)
-STANCE, CLOCK, TRIPPED = 0, 1, 2
+ HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP, LIFT, TRIP_LIFT, ANKLE_LAT, SLOPE_HIP, SLOPE_TRUNK,
+ SLOPE_ANKLE) = range(PARAMETERS.size)
+STANCE, CLOCK, TRIPPED, SLOPE = 0, 1, 2, 3
 """Memory columns: the stance leg (0 left, 1 right), the time since its touchdown (s) and (this tracker's own)
-whether the swing foot has stumbled during this step (1) or not (0)."""
+whether the swing foot has stumbled during this step (1) or not (0), and the slope of the ground (rad, + uphill)
+measured between the feet at the last touchdown."""
+MAX_SLOPE = 0.4
+"""Largest ground slope (rad, either way) the tracker believes it measures; steeper readings are clipped."""
 LONGEST_STEP = 1.5
 """A step ends at this multiple of step_time even without a touchdown."""
 
@@ -126,7 +135,7 @@ class GaitTracker:
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
                 "turn_rate")
     chunk = 1
-    memory_size = 3
+    memory_size = 4
 
     def __init__(self, scene: CompiledScene):
         self.dt, self.nu, self.nq = scene.dt, scene.model.nu, scene.model.nq
@@ -194,9 +203,28 @@ def swing_lift(memory: np.ndarray, p: np.ndarray, touching: bool, phase: float, 
     return p[LIFT] * bump + p[TRIP_LIFT] * memory[TRIPPED] * min(1.0, 4.0 * (1.0 - phase))
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def ground_slope(s: np.ndarray, sensors: np.ndarray, stance: int, fx: float, fy: float) -> float:
+    """The ground's slope (rad, + rising ahead, within ±MAX_SLOPE) from the other foot to the `stance` foot, both
+    on the ground at a touchdown: the rise and run between each foot's lowest point (heel or toe) along the
+    heading (fx, fy)."""
+    ahead, behind = _lowest_point(s, sensors, stance), _lowest_point(s, sensors, 1 - stance)
+    run = (ahead[0] - behind[0]) * fx + (ahead[1] - behind[1]) * fy
+    slope = math.atan2(ahead[2] - behind[2], max(run, 0.1))
+    return min(MAX_SLOPE, max(-MAX_SLOPE, slope))
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _lowest_point(s: np.ndarray, sensors: np.ndarray, foot: int) -> tuple[float, float, float]:
+    """World position of `foot`'s heel or toe, whichever is lower."""
+    heel, toe = sensors[5 + 2 * foot], sensors[6 + 2 * foot]
+    point = heel if s[heel + 2] <= s[toe + 2] else toe
+    return s[point], s[point + 1], s[point + 2]
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, sensors, nq, interval, controls):
-    """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 3] memory (in place), [b, P]
+    """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 4] memory (in place), [b, P]
     params, [3, K] human curves (rad) -> controls [b, chunk, nu] (written)."""
     angle, rate, cmd, phase = np.empty((2, 6)), np.empty((2, 6)), np.zeros((2, 6)), np.empty(2)
     for b in range(state.shape[0]):
@@ -208,19 +236,24 @@ def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, se
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         lift = swing_lift(memory[b], p, s[sensors[CONTACT + swing]] > 0, phase[swing], stance != before)
+        if stance != before:
+            memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
+        slope = memory[b, SLOPE]
         roll_foot = -outward * p[ANKLE_LAT] * com_from_foot(s, sensors, stance, fx, fy)[3]
         heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
         read_legs(q, qd, legs, angle, rate)
-        pitch_torque = clip(p[TRUNK_KP] * (p[TRUNK_PITCH] - pitch) - p[TRUNK_KD] * pitch_rate)
+        trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope
+        pitch_torque = clip(p[TRUNK_KP] * (trunk_target - pitch) - p[TRUNK_KD] * pitch_rate)
         roll_torque = clip(p[TRUNK_KP] * (0.0 - roll) - p[TRUNK_KD] * roll_rate)
         yaw_torque = clip(p[YAW_KP] * heading_error - p[TRUNK_KD] * yaw_rate)
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)
-        balance_hips(cmd, angle, rate, swing, p[HIP_KP], p[HIP_KD], thigh + pitch, outward * (roll - lateral),
+        balance_hips(cmd, angle, rate, swing, p[HIP_KP], p[HIP_KD], thigh + p[SLOPE_HIP] * slope + pitch,
+                     outward * (roll - lateral),
                      -outward * heading_error, pitch_torque, roll_torque, yaw_torque)
         for side in range(2):
             kp = p[STANCE_KP] if side == stance else p[JOINT_KP]
             knee = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side]) + (lift if side == swing else 0.0)
-            ankle = p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
+            ankle = p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side]) + p[SLOPE_ANKLE] * slope
             inversion = roll_foot if side == stance else 0.0
             cmd[side, KN] = pd(kp, p[JOINT_KD], knee, angle[side, KN], rate[side, KN])
             cmd[side, AN] = pd(kp, p[JOINT_KD], ankle, angle[side, AN], rate[side, AN])
