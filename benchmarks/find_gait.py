@@ -13,7 +13,8 @@ The objective is a walking reward program (speed, heading, staying on the line, 
 human-gait term: minus the shortfall from human-like walking measured by the gait analysis (curve shapes,
 knee in stance and swing, hip swing, foot clearance, cadence, pelvis yaw). The search starts from the walking
 start (rewardloop.sim.scene.WALKING_START_SPEED). It can take an hour; it is not a test. The file it writes
-holds the parameters, the command and settings that found them, and what the gait measured over 10 s.
+holds the parameters, the command and settings that found them, and what the gait measured over 10 s; while the
+search runs, it holds the best gait so far every 5 minutes (marked "checkpoint"), so a killed search loses little.
 """
 
 from __future__ import annotations
@@ -226,6 +227,10 @@ def previous_stage(args: argparse.Namespace) -> dict | None:
         return None
 
 
+CHECKPOINT_S = 300.0
+"""Seconds between writes of the best gait so far to --out while the search runs (the last write has it all)."""
+
+
 def measure(controller_kind: str, body: str, vector: np.ndarray) -> dict:
     """What the gait does over 10 s from the walking start on flat ground: task metrics and the human-like
     targets."""
@@ -257,11 +262,18 @@ def main(argv: list[str] | None = None) -> None:
     targets = search_targets(args.target)
     search = PolicySearch(scene, controller, GaitObjective(program, args.human_weight, targets), config,
                           duration_s=args.duration, seed=args.seed)
-    begin = time.perf_counter()
+    begin, saved = time.perf_counter(), [time.perf_counter()]
 
-    def show(generation: int, scores) -> None:
+    def show(generation: int, scores, params: np.ndarray) -> None:
+        now = time.perf_counter()
         print(f"generation {generation}: alive {scores.alive[0]:.2f}, return {scores.returns[0]:.3f} "
-              f"({time.perf_counter() - begin:.0f} s)", flush=True)
+              f"({now - begin:.0f} s)", flush=True)
+        if now - saved[0] > CHECKPOINT_S:  # a killed search leaves its best so far
+            saved[0] = now
+            note = f"unfinished: the best after {generation} generations ({now - begin:.0f} s)"
+            Policy.of(controller, args.body, params).save(Path(args.out), found_by={
+                "script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
+                "checkpoint": note})
 
     with Simulator(scene, nthread=args.threads) as sim:
         best, _, log = search.run(sim, start, show)

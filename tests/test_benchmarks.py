@@ -119,3 +119,24 @@ def test_find_gait_goes_on_with_the_start_files_controller(tmp_path):
                     "--generations", "1", "--population", "4", "--duration", "0.2", "--out", str(out)],
                    check=True, timeout=300, capture_output=True)
     assert json.loads(out.read_text())["controller"] == "gait_machine"
+
+
+def test_a_killed_find_gait_leaves_its_best_gait_so_far(tmp_path, monkeypatch):
+    # The search is killed (here: interrupted) after its generations, before the file's final write; the
+    # checkpoint written after each generation (every 0 s here) is there, marked unfinished, and loads.
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import find_gait
+
+    from rewardloop.control.policy import Policy
+
+    def killed(*_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(find_gait, "CHECKPOINT_S", -1.0)
+    monkeypatch.setattr(find_gait, "measure", killed)
+    out = tmp_path / "gait.json"
+    with pytest.raises(KeyboardInterrupt):
+        find_gait.main(["--generations", "2", "--population", "4", "--duration", "0.2", "--out", str(out)])
+    gait = json.loads(out.read_text())
+    assert gait["found_by"]["checkpoint"].startswith("unfinished: the best after 2 generations")
+    assert Policy.load(out).controller == "gait_tracker" and not list(tmp_path.glob("*.partial"))

@@ -330,7 +330,7 @@ def test_policy_search_is_deterministic_and_keeps_the_best(humanoid_walking, wal
         generations = []
         with Simulator(humanoid_walking, nthread=2) as sim:
             result = PolicySearch(humanoid_walking, controller, walk, TINY_SEARCH, duration_s=0.5, seed=7).run(
-                sim, start, lambda generation, best: generations.append(generation))
+                sim, start, lambda generation, scores, best: generations.append(generation))
         return (*result, generations)
 
     best, scores, log, generations = search()

@@ -49,9 +49,12 @@ class Policy:
         return {"controller": self.controller, "body": self.body, "params": dict(self.params)}
 
     def save(self, path: str | Path, **extra: Any) -> Path:
-        """Write the policy (and any `extra` keys, e.g. how it was found) as JSON."""
+        """Write the policy (and any `extra` keys, e.g. how it was found) as JSON; a reader (or a kill mid-write)
+        sees the old file or the new one, never half of one."""
         path = Path(path)
-        path.write_text(json.dumps({**self.to_dict(), **extra}, indent=1) + "\n")
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(json.dumps({**self.to_dict(), **extra}, indent=1) + "\n")
+        partial.replace(path)
         return path
 
     @classmethod

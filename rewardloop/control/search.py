@@ -194,8 +194,10 @@ class PolicySearch:
         return runs
 
     def run(self, sim: Simulator, start: np.ndarray,
-            progress: Callable[[int, Scores], None] | None = None) -> tuple[np.ndarray, Scores, SearchLog]:
-        """Search from [P] `start`; -> (best [P] parameters, their scores, the log)."""
+            progress: Callable[[int, Scores, np.ndarray], None] | None = None
+            ) -> tuple[np.ndarray, Scores, SearchLog]:
+        """Search from [P] `start`; -> (best [P] parameters, their scores, the log). `progress` gets, after each
+        generation, its number and the best candidate's scores and [P] parameters."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # cma warns that it cannot plot without matplotlib
             import cma
@@ -228,7 +230,7 @@ class PolicySearch:
             generation, evaluations = generation + 1, evaluations + len(params)
             history.append((float(best_scores.alive[0]), float(best_scores.returns[0])))
             if progress is not None:
-                progress(generation, best_scores)
+                progress(generation, best_scores, best)
         log = SearchLog(generation, evaluations * config.perturbations.runs, self.steps,
                         time.perf_counter() - begin, *history[-1], tuple(history))
         return best, best_scores, log
@@ -305,11 +307,11 @@ def _shared(settings: SearchConfig, count: int) -> SearchConfig:
 
 
 def _reporter(progress: Callable[[Progress], None] | None, search: PolicySearch, index: int,
-              count: int) -> Callable[[int, Scores], None]:
+              count: int) -> Callable[[int, Scores, np.ndarray], None]:
     """A search's per-generation callback: its progress as a part (`index` of `count`) of the whole."""
     generations, name = search.config.generations, search.controller.kind
 
-    def report(generation: int, best: Scores) -> None:
+    def report(generation: int, best: Scores, _params: np.ndarray) -> None:
         if progress is not None:
             progress(Progress(fraction=(index + generation / max(1, generations)) / count,
                               sim_time=search.steps * search.scene.dt, best_return=float(best.returns[0]),
