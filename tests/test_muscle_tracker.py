@@ -1,4 +1,4 @@
-"""The muscle tracker: people's joint curves on a phase clock for the muscle legs, through the muscle controller.
+"""The muscle tracker: people's joint curves on a phase clock for the muscle legs, through muscle torques.
 
 Kernel calls on the walking start's state and short rollouts (at most 0.1 s of simulated time)."""
 
@@ -9,7 +9,7 @@ import pytest
 
 from rewardloop.control.controllers import Carry, make_controller, run_controller
 from rewardloop.control.lowlevel import posture_space
-from rewardloop.control.muscle_tracker import HF, JOINTS, PARAMETERS, _targets_kernel
+from rewardloop.control.muscle_tracker import FOOT_KP, HF, JOINTS, PARAMETERS, _targets_kernel
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
 from rewardloop.sim.terrain import Terrain
@@ -76,3 +76,17 @@ def test_a_batch_gives_each_row_what_it_gets_alone(legs):
             alone = run_controller(sim, tracker, params[row : row + 1], nstep=50,
                                    carry=Carry.fresh(tracker, scene, 1))
             np.testing.assert_array_equal(alone.control[0], together.control[row])
+
+
+def test_each_leg_joint_gets_its_groups_stiffness(legs):
+    # The PD law's kp: hip_kp on each hip's three joints, knee_kp on the knees, ankle_kp on the ankles, FOOT_KP on
+    # the subtalar and toe joints the tracker holds at neutral.
+    scene, tracker = legs
+    params = PARAMETERS.default[None].copy()
+    for name, value in (("hip_kp", 410.0), ("knee_kp", 320.0), ("ankle_kp", 230.0)):
+        params[0, PARAMETERS.index(name)] = value
+    kp = dict(zip(posture_space(scene).names, tracker.stiffness(params)[0], strict=True))
+    for side in "lr":
+        assert [kp[f"hip_{joint}_{side}"] for joint in ("flexion", "adduction", "rotation")] == [410.0] * 3
+        assert (kp[f"knee_angle_{side}"], kp[f"ankle_angle_{side}"]) == (320.0, 230.0)
+        assert kp[f"subtalar_angle_{side}"] == kp[f"mtp_angle_{side}"] == FOOT_KP

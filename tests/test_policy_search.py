@@ -148,7 +148,7 @@ def test_default_kind_and_registry(humanoid_flat, myolegs_flat):
 
 def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat, walk, monkeypatch):
     monkeypatch.delitem(WALKERS, "myolegs")
-    monkeypatch.setattr("rewardloop.control.search.shipped_gaits", lambda body: ())
+    monkeypatch.setattr("rewardloop.control.search.shipped_gaits", lambda body, terrain: ())
     config = OptimizerConfig(kind="search", duration_s=0.1)
     with pytest.raises(UserError, match="no structured controller walks myolegs"):
         optimize(myolegs_flat, walk, config, seed=0)
@@ -504,6 +504,19 @@ def test_shipped_gaits_main_first_then_by_name():
     assert [gait.controller for gait in gaits] == [WALKERS["humanoid"], "gait_machine"]
     assert shipped_gait("humanoid") == gaits[0] and all(gait.body == "humanoid" for gait in gaits)
     assert shipped_gaits("no-such-body") == () and shipped_gait("no-such-body") is None
+
+
+def test_a_gait_found_for_one_ground_is_a_start_only_there(humanoid_walking):
+    # humanoid-slope.json ("for_terrain": "slope") is among the humanoid's gaits on a slope, after the others,
+    # and not on flat ground or stairs.
+    general = shipped_gaits("humanoid")
+    assert shipped_gaits("humanoid", "flat") == general == shipped_gaits("humanoid", "stairs")
+    on_slope = shipped_gaits("humanoid", "slope")
+    assert on_slope[: len(general)] == general and len(on_slope) == len(general) + 1
+    slope = compile_scene(dataclasses.replace(humanoid_walking.scene, terrain=Terrain("slope", slope_deg=5.0)))
+    starts = search_starts(slope, SearchConfig(controller="gait_tracker"))
+    np.testing.assert_array_equal(starts[-1][1], on_slope[-1].vector(starts[-1][0]))
+    assert len(starts) == len(search_starts(humanoid_walking, SearchConfig(controller="gait_tracker"))) + 1
 
 
 def test_search_starts_from_each_shipped_gait_or_the_defaults(humanoid_walking):

@@ -1,6 +1,6 @@
 """A gait tracker for the muscle legs: the humanoid tracker's step clock, people's joint curves and foot placement
-(`gait_tracker`) set target postures, which the MPC² muscle controller (`muscles.MuscleController`) turns into
-excitations through each muscle's length.
+(`gait_tracker`) set target postures; a PD law turns them into joint torques, and `muscles.MuscleTorques` into
+the muscle excitations that give those torques best (least squares over the muscles' moment arms and forces now).
 
 A different structure from the reflex circuit (`reflex.py`), where the gait emerges from spinal reflexes: here
 every leg joint follows the normative human curve (`critic/human_gait.json`) at its leg's phase of the gait
@@ -12,10 +12,14 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   error (to `trunk_pitch`) minus `trunk_damping` × the pitch rate, its adduction the same for roll (to level),
   and its rotation turns the pelvis about the planted thigh towards the heading (`yaw_gain`, `trunk_damping`);
 - the stance leg's targets are pulled `stance_stiffness` times as hard as given, the swing leg's
-  `swing_stiffness` times (the muscle controller's force grows with the posture error: a target moved k times
-  further from the present posture asks k times the force).
+  `swing_stiffness` times;
+- torque = kp × (target − angle) − `damping` × kp × rate, with kp `hip_kp`, `knee_kp`, `ankle_kp` (FOOT_KP on the
+  subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk.
 The clock, phases and heading (`turn_rate`) are the humanoid tracker's. Our own code; anchors: Coros, Beaudoin and
-van de Panne (2010) for targets over a phase with feedback, Lee et al.'s MPC² muscle controller for the muscles.
+van de Panne (2010) for targets over a phase with feedback, SIMBICON (Yin et al. 2007) for the stance hip's torque.
+Until 2026-11-24 the targets went to the MPC² posture controller (`muscles.MuscleController`, force from each
+muscle's length error) instead: the legs did not even stand with it (1.5 s), and searches stayed up 5.5 s at most;
+through torques they stand, and a 12-minute search stays up on 3-s trials.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from rewardloop.control.gait_tracker import (
 from rewardloop.control.humanoid import SENSORS, pelvis_frame, wrap
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.musclebody import hip_rotators
-from rewardloop.control.muscles import MuscleController, MuscleGains
+from rewardloop.control.muscles import MuscleTorques
 from rewardloop.sim.bodies import SIDES
 from rewardloop.sim.scene import CompiledScene
 
@@ -64,10 +68,17 @@ PARAMETERS = ParameterSpace((
     P("yaw_gain", 0.0, 4.0, 0.5, "rad/rad", "stance hip rotation target change per rad of heading error"),
     P("stance_stiffness", 0.3, 4.0, 1.5, "-", "how much harder the stance leg's targets pull (posture error ×)"),
     P("swing_stiffness", 0.3, 4.0, 1.0, "-", "how much harder the swing leg's targets pull (posture error ×)"),
+    P("hip_kp", 100.0, 800.0, 400.0, "N·m/rad", "hip torque per rad of posture error (flexion, adduction, rotation)"),
+    P("knee_kp", 100.0, 600.0, 300.0, "N·m/rad", "knee torque per rad of posture error"),
+    P("ankle_kp", 100.0, 600.0, 300.0, "N·m/rad", "ankle torque per rad of posture error"),
+    P("damping", 0.02, 0.3, 0.1, "s", "joint torque per rad/s of rate, per unit of kp"),
 ))
 """The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), then balance
 and stiffness. The defaults walk a few steps at most; they are where gait searches from 'default' begin."""
-TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS = range(len(GAIT), PARAMETERS.size)
+TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING = range(
+    len(GAIT), PARAMETERS.size)
+FOOT_KP = 50.0
+"""Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
 
 class MuscleTracker:
@@ -82,7 +93,7 @@ class MuscleTracker:
     def __init__(self, scene: CompiledScene):
         self.chunk = max(1, round(UPDATE_S / scene.dt))
         self.interval = self.chunk * scene.dt
-        self.muscles = MuscleController(scene, MuscleGains(interval_s=self.interval))
+        self.muscles = MuscleTorques(scene, interval_s=self.interval)
         space = self.muscles.space
         self.neutral = np.clip(0.0, space.low, space.high)
         """[J] the posture targets of the joints the tracker does not set (subtalar, toes)."""
@@ -91,13 +102,26 @@ class MuscleTracker:
         self.joints = leg_columns(scene)
         rotation, _ = hip_rotators(scene)
         self.yaw_sign = np.ascontiguousarray(rotation[:, 2])
+        self.angle_index = 1 + space.qpos_adr
+        self.rate_index = 1 + scene.model.nq + space.dof_adr
+        self.gain_of = np.full(space.size, 3)  # [J] each posture column's kp: hip, knee, ankle (stiffness()) or foot
+        for side in range(2):
+            for joint, gain in ((HF, 0), (HA, 0), (HR, 0), (KN, 1), (AN, 2)):
+                self.gain_of[int(self.joints[side, joint, 3])] = gain
 
     def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
         state = np.ascontiguousarray(state)
         targets = np.repeat(self.neutral[None], len(state), axis=0)
         _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.joints, self.sensors,
                         self.yaw_sign, self.interval, targets)
-        return np.repeat(self.muscles(state, targets)[:, None], self.chunk, axis=1)
+        kp = self.stiffness(params)
+        torque = kp * (targets - state[:, self.angle_index]) - params[:, DAMPING, None] * kp * state[:, self.rate_index]
+        return np.repeat(self.muscles(state, torque)[:, None], self.chunk, axis=1)
+
+    def stiffness(self, params: np.ndarray) -> np.ndarray:
+        """[B, P] params -> [B, J] each posture joint's kp (N·m/rad)."""
+        gains = np.concatenate([params[:, [HIP_KP, KNEE_KP, ANKLE_KP]], np.full((len(params), 1), FOOT_KP)], axis=1)
+        return gains[:, self.gain_of]
 
 
 def leg_columns(scene: CompiledScene) -> np.ndarray:

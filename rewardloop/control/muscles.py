@@ -322,6 +322,121 @@ def _excitation(length: float, target_length: float, velocity: float, involvemen
     norm_len, norm_vel = normalised(length, velocity, p, m)
     active = max(active_curve(norm_len, norm_vel, p[_LMIN, m], p[_LMAX, m], p[_FVMAX, m]), 0.05)
     wanted = min(max((force - passive_curve(norm_len, p[_LMAX, m], p[_FPMAX, m])) / active, 0.0), 1.0)
+    return _reach(activation, wanted, p, m, interval)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _reach(activation: float, wanted: float, p: np.ndarray, m: int, interval: float) -> float:
+    """Muscle m's excitation in [0, 1] that takes its activation now to `wanted` after `interval` s through
+    MuJoCo's activation dynamics (time constants growing with activation when activating, shrinking when not)."""
     act = min(max(activation, 0.0), 1.0)
     tau = p[_TAU_ACT, m] * (0.5 + 1.5 * act) if wanted > act else p[_TAU_DEACT, m] / (0.5 + 1.5 * act)
     return min(max(act + tau * (wanted - act) / interval, 0.0), 1.0)
+
+
+TORQUE_SCALE = 100.0
+"""Joint torque (N·m) that weighs as much in `MuscleTorques`' least squares as one muscle fully active."""
+
+
+class MuscleTorques:
+    """Wanted joint torques -> muscle excitations, for a batch at a time, in one compiled call that frees the GIL.
+
+    Each muscle's torque per unit of activation is its moment arms (the `LengthMap`'s slopes) × peak force ×
+    FL·FV now; its passive force is subtracted first. The activations a ∈ [0, 1] minimise
+    ‖torque(a) − wanted‖² / TORQUE_SCALE² + effort · ‖a‖² (projected coordinate descent from the present
+    activations), so the antagonists stay quiet and the effort is shared among the agonists; the excitations reach
+    those activations after one controller interval through MuJoCo's activation dynamics. A torque controller on
+    muscles, where `MuscleController` is a posture controller.
+    """
+
+    def __init__(self, scene: CompiledScene, *, interval_s: float, effort: float = 0.01, sweeps: int = 12,
+                 fit_samples: int = 3000):
+        if scene.body.actuator_kind != "muscle":
+            raise UserError(f"muscle torques need a muscle body, {scene.scene.body} has motors")
+        self.scene = scene
+        self.space = posture_space(scene)
+        self.map = LengthMap(scene, self.space, samples=fit_samples)
+        self._table = MuscleParams.of(scene).table()
+        model = scene.model
+        self._joint_index = np.stack([1 + self.space.qpos_adr, 1 + model.nq + self.space.dof_adr])  # [2, J]
+        self._muscle_index = np.stack([1 + model.nq + model.nv + scene.layout.act_of_muscle,
+                                       scene.layout.muscles]).astype(np.int64)  # [2, M]
+        self._settings = np.array([effort * TORQUE_SCALE**2, interval_s, sweeps])
+
+    def __call__(self, state: np.ndarray, torque: np.ndarray) -> np.ndarray:
+        """[B, nstate] states, [B, J] wanted torques (N·m) on the posture joints -> [B, nu] excitations in [0, 1]."""
+        return self._solve(state, torque, excite=True)
+
+    def activations(self, state: np.ndarray, torque: np.ndarray) -> np.ndarray:
+        """[B, nstate] states, [B, J] wanted torques (N·m) -> [B, M] the activations that give them best now."""
+        return self._solve(state, torque, excite=False)[:, self.scene.layout.muscles]
+
+    def _solve(self, state: np.ndarray, torque: np.ndarray, *, excite: bool) -> np.ndarray:
+        out = np.zeros((state.shape[0], self.scene.model.nu))
+        _torque_excite(np.ascontiguousarray(state, dtype=float), np.ascontiguousarray(torque, dtype=float),
+                       self._joint_index, self._muscle_index, self.map.joints, self.map.coef, self.map.centre,
+                       self.map.half, self._table, self._settings, excite, out)
+        return out
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _torque_excite(state: np.ndarray, torque: np.ndarray, joint_index: np.ndarray, muscle_index: np.ndarray,
+                   joints: np.ndarray, coef: np.ndarray, centre: np.ndarray, half: np.ndarray, p: np.ndarray,
+                   settings: np.ndarray, excite: bool, out: np.ndarray) -> None:
+    """Writes [B, nu] excitations (or, `excite` False, the wanted activations) into `out` for [B, nstate] states
+    and [B, J] wanted torques (N·m).
+
+    joint_index, muscle_index, joints, coef, centre, half, p: as `_excite`'s. settings: effort (already × the
+    torque scale²), interval_s, sweeps.
+    """
+    count, width, njoint = joints.shape[0], joints.shape[1], centre.shape[0]
+    effort, interval, sweeps = settings[0], settings[1], int(settings[2])
+    z, slope, per_half = np.empty(width), np.empty(width), 1.0 / half
+    gain = np.zeros((njoint, count))  # [J, M] torque per unit activation
+    hessian, wanted, act = np.empty((count, count)), np.empty(njoint), np.empty(count)
+    for b in range(state.shape[0]):
+        angle, rate = state[b, joint_index[0]], state[b, joint_index[1]]
+        normal = (angle - centre) * per_half
+        gain[:] = 0.0
+        wanted[:] = torque[b]
+        for m in range(count):
+            length = _length_at(normal, joints[m], coef[m], z, slope)
+            velocity = 0.0
+            for k in range(width):
+                velocity += slope[k] * per_half[joints[m, k]] * rate[joints[m, k]]
+            norm_len, norm_vel = normalised(length, velocity, p, m)
+            active = max(active_curve(norm_len, norm_vel, p[_LMIN, m], p[_LMAX, m], p[_FVMAX, m]), 0.05)
+            passive = passive_curve(norm_len, p[_LMAX, m], p[_FPMAX, m])
+            for k in range(width):
+                arm = slope[k] * per_half[joints[m, k]]  # ∂L/∂q; a muscle's tension T gives the torque −arm·T
+                gain[joints[m, k], m] -= arm * p[_PEAK, m] * active
+                wanted[joints[m, k]] += arm * p[_PEAK, m] * passive
+            act[m] = min(max(state[b, muscle_index[0, m]], 0.0), 1.0)
+        _bounded_least_squares(gain, wanted, effort, sweeps, hessian, act)
+        for m in range(count):
+            out[b, muscle_index[1, m]] = _reach(state[b, muscle_index[0, m]], act[m], p, m, interval) if excite \
+                else act[m]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _bounded_least_squares(gain: np.ndarray, wanted: np.ndarray, effort: float, sweeps: int, hessian: np.ndarray,
+                           x: np.ndarray) -> None:
+    """x ∈ [0, 1]^M (in place, from its value) minimising ‖gain·x − wanted‖² + effort·‖x‖², by `sweeps` sweeps of
+    projected coordinate descent; gain [J, M], wanted [J], hessian [M, M] scratch."""
+    count = x.shape[0]
+    hessian[:] = gain.T @ gain
+    linear = gain.T @ wanted
+    grad = hessian @ x - linear
+    for m in range(count):
+        hessian[m, m] += effort
+        grad[m] += effort * x[m]
+    for _ in range(sweeps):
+        for m in range(count):
+            if hessian[m, m] <= 0.0:
+                continue
+            new = min(max(x[m] - grad[m] / hessian[m, m], 0.0), 1.0)
+            step = new - x[m]
+            if step != 0.0:
+                x[m] = new
+                for n in range(count):
+                    grad[n] += hessian[n, m] * step

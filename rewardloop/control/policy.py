@@ -79,8 +79,11 @@ class Policy:
         return cls.from_dict(data, str(path))
 
 
-def shipped_gaits(body: str) -> tuple[Policy, ...]:
-    """Every gait shipped for `body`: control/gaits/BODY.json (its main gait) first, then BODY-*.json by name."""
+def shipped_gaits(body: str, terrain: str | None = None) -> tuple[Policy, ...]:
+    """The gaits shipped for `body`: control/gaits/BODY.json (its main gait) first, then BODY-*.json by name.
+
+    A gait file with a "for_terrain" key (a terrain kind: "slope") was found for that ground and walks it better
+    than the others, but not every ground: it is among the gaits only when `terrain` names that kind."""
     folder = resources.files("rewardloop.control") / "gaits"
     names = sorted(item.name for item in folder.iterdir() if item.name.startswith(f"{body}-")
                    and item.name.endswith(".json"))
@@ -88,7 +91,9 @@ def shipped_gaits(body: str) -> tuple[Policy, ...]:
     for name in [f"{body}.json", *names]:
         resource = folder / name
         if resource.is_file():
-            gaits.append(Policy.from_dict(json.loads(resource.read_text()), f"shipped gait {name}"))
+            data = json.loads(resource.read_text())
+            if data.get("for_terrain", terrain) == terrain:
+                gaits.append(Policy.from_dict(data, f"shipped gait {name}"))
     return tuple(gaits)
 
 

@@ -259,10 +259,11 @@ def _better(scores: Scores, index: int, best: Scores) -> bool:
 
 
 def search_starts(scene: CompiledScene, settings: SearchConfig) -> list[tuple[Controller, np.ndarray]]:
-    """Where the searches start: (controller, [P] parameters) for each gait shipped for the scene's body (only
-    those of `settings.controller` when it names one), else that controller's defaults (with no shipped gait of its
-    kind, or with warm starts off)."""
-    gaits = [gait for gait in shipped_gaits(scene.scene.body) if settings.controller in (None, gait.controller)]
+    """Where the searches start: (controller, [P] parameters) for each gait shipped for the scene's body and
+    ground (only those of `settings.controller` when it names one), else that controller's defaults (with no
+    shipped gait of its kind, or with warm starts off)."""
+    gaits = [gait for gait in shipped_gaits(scene.scene.body, scene.scene.terrain.kind)
+             if settings.controller in (None, gait.controller)]
     if settings.warm_start and gaits:
         controllers = [make_controller(gait.controller, scene) for gait in gaits]
         return [(controller, gait.vector(controller)) for controller, gait in zip(controllers, gaits, strict=True)]
