@@ -158,8 +158,8 @@ CONTROLLERS: dict[str, ControllerEntry] = {
     "gait_tracker": ControllerEntry("rewardloop.control.gait_tracker", "GaitTracker", "torque",
                                     "people's joint curves on a phase clock, SIMBICON balance, for the humanoid"),
     "muscle_tracker": ControllerEntry("rewardloop.control.muscle_tracker", "MuscleTracker", "muscle",
-                                      "people's joint curves on a phase clock through the MPC² muscle controller, "
-                                      "for the MyoSuite muscle legs"),
+                                      "people's joint curves on a phase clock, SIMBICON balance, joint torques "
+                                      "through the muscles, for the MyoSuite muscle legs"),
     "reflex": ControllerEntry("rewardloop.control.reflex", "Reflex", "muscle",
                               "Song & Geyer reflex circuit for the MyoSuite muscle legs"),
 }
