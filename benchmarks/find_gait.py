@@ -3,11 +3,9 @@
     .venv/bin/python benchmarks/find_gait.py --body humanoid --generations 400 --out gait.json
     .venv/bin/python benchmarks/find_gait.py --start gait.json --pushes 3:0.4 3:-0.4 --noise 0.03 --out gait2.json
 
-The muscle legs' reflex gait was found in stages, each starting from the last (the file keeps the lineage); each
-stage also took --population 16 --speed 1.2 --human-weight 0.1 --threads 1 --generations 100000:
-
-    find_gait.py --body myolegs --start default --duration 4 --minutes 12 --sigma 0.15 --seed 1 --out s1.json
-    find_gait.py --body myolegs --start s1.json --duration 10 --minutes 25 --sigma 0.1 --seed 2 --out s2.json
+Gaits are found in stages, each starting from the last (the file keeps the lineage); the README has the commands
+of every shipped gait (the muscle legs' muscle tracker: a 3-s stage from the defaults, a 6-s stage, then 10-s
+stages with the human-gait term at full weight and parameter noise).
 
 The objective is a walking reward program (speed, heading, staying on the line, upright, no falls) plus a
 human-gait term: minus the shortfall from human-like walking measured by the gait analysis (curve shapes,

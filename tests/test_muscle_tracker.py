@@ -9,7 +9,9 @@ import pytest
 
 from rewardloop.control.controllers import Carry, make_controller, run_controller
 from rewardloop.control.lowlevel import posture_space
+from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.muscle_tracker import FOOT_KP, HF, JOINTS, PARAMETERS, _targets_kernel
+from rewardloop.control.policy import shipped_gait
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
 from rewardloop.sim.terrain import Terrain
@@ -90,3 +92,14 @@ def test_each_leg_joint_gets_its_groups_stiffness(legs):
         assert [kp[f"hip_{joint}_{side}"] for joint in ("flexion", "adduction", "rotation")] == [410.0] * 3
         assert (kp[f"knee_angle_{side}"], kp[f"ankle_angle_{side}"]) == (320.0, 230.0)
         assert kp[f"subtalar_angle_{side}"] == kp[f"mtp_angle_{side}"] == FOOT_KP
+
+
+def test_the_shipped_gait_walks_from_the_walking_start(legs):
+    # The muscle legs' main shipped gait: 3 s from the walking start on flat ground without a fall, forward.
+    scene, tracker = legs
+    gait = shipped_gait("myolegs")
+    assert gait.controller == "muscle_tracker"
+    with Simulator(scene, nthread=1) as sim:
+        motion = run_controller(sim, tracker, gait.vector(tracker)[None], nstep=round(3.0 / scene.dt))
+    features = motion.features(scene)
+    assert not fall_mask(features).any() and batch_metrics(features)[0].distance > 2.5

@@ -125,7 +125,7 @@ def test_parameter_space_narrowed():
 
 def test_make_controller_and_controller_for(humanoid_flat, myolegs_flat):
     assert controller_for(humanoid_flat) == "gait_tracker"
-    assert controller_for(myolegs_flat) == "reflex"
+    assert controller_for(myolegs_flat) == "muscle_tracker"
     assert make_controller("gait_machine", humanoid_flat).space is PARAMETERS
     with pytest.raises(UserError, match="unknown controller 'walker'; choose one of: gait_machine"):
         make_controller("walker", humanoid_flat)
@@ -143,7 +143,7 @@ def test_default_kind_and_registry(humanoid_flat, myolegs_flat):
     assert tuple(OPTIMIZERS) == OPTIMIZER_KINDS
     assert default_kind(humanoid_flat) == "search"  # the humanoid has a gait machine
     assert default_kind(humanoid_flat, locomotion=False) == "mppi"  # a posture task: no gait
-    assert default_kind(myolegs_flat) == "search"  # the reflex controller walks the muscle legs
+    assert default_kind(myolegs_flat) == "search"  # the muscle tracker walks the muscle legs
 
 
 def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat, walk, monkeypatch):

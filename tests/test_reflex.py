@@ -25,8 +25,8 @@ def legs():
     return compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED))
 
 
-def test_registered_as_the_walker_of_the_muscle_legs():
-    assert CONTROLLERS["reflex"].actuator_kind == "muscle" and WALKERS["myolegs"] == "reflex"
+def test_registered_for_the_muscle_legs_which_the_muscle_tracker_walks():
+    assert CONTROLLERS["reflex"].actuator_kind == "muscle" and WALKERS["myolegs"] == "muscle_tracker"
 
 
 def test_groups_cover_every_muscle_of_its_own_leg_once(legs):
@@ -136,11 +136,11 @@ def test_the_walking_start_of_the_muscle_legs_takes_its_own_stride(legs):
 
 
 def test_policy_search_walks_the_muscle_legs_with_the_reflex(legs):
-    # The optimizer registry picks policy search for a walk on myolegs; it searches the reflex's parameters
-    # (one generation of 4, 0.1 s motions: 50 steps) and returns the motion with its policy.
+    # Policy search on myolegs with --controller reflex searches the reflex's parameters from its defaults (no
+    # reflex gait is shipped; one generation of 4, 0.1 s motions: 50 steps) and returns the motion with its policy.
     assert default_kind(legs) == "search"
     config = OptimizerConfig(kind="search", duration_s=0.1, nthread=1,
-                             search=SearchConfig(population=4, generations=1, sigma=0.05))
+                             search=SearchConfig(population=4, generations=1, sigma=0.05, controller="reflex"))
     with load_reward(canonical("walk"), trusted=True) as reward:
         trajectory = optimize(legs, reward, config, seed=0)
     assert trajectory.policy is not None and trajectory.policy.controller == "reflex"

@@ -177,7 +177,7 @@ def make_controller(kind: str, scene: CompiledScene) -> Controller:
     return getattr(importlib.import_module(entry.module), entry.cls)(scene)
 
 
-WALKERS: dict[str, str] = {"humanoid": "gait_tracker", "myolegs": "reflex"}
+WALKERS: dict[str, str] = {"humanoid": "gait_tracker", "myolegs": "muscle_tracker"}
 """Body -> the controller kind that walks it (its main shipped gait is control/gaits/BODY.json); searches start from
 every gait shipped for the body, and from this controller's defaults when there is none."""
 
