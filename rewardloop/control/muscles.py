@@ -8,6 +8,9 @@ then sets each muscle's desired force from its length error, weighted by |moment
 joints it crosses, and inverts MuJoCo's force-length-velocity curves and activation dynamics to excitations
 in [0, 1].
 
+`MuscleTorques` is the torque counterpart for structured controllers (the muscle tracker): wanted joint torques
+-> the activations that give them best now (bounded least squares over the same moment arms) -> excitations.
+
 The controller runs every few milliseconds of every sampled rollout, so it is one numba-compiled kernel over
 the batch (`_excite`, about 0.1 ms for 16 samples × 80 muscles) that releases the GIL: in a pipelined closed
 loop one thread's controller runs while the other thread's physics steps, and neither waits for the other.
