@@ -260,14 +260,15 @@ def main(argv: list[str] | None = None) -> None:
     targets = search_targets(args.target)
     search = PolicySearch(scene, controller, GaitObjective(program, args.human_weight, targets), config,
                           duration_s=args.duration, seed=args.seed)
-    begin, saved = time.perf_counter(), [time.perf_counter()]
+    begin = saved = time.perf_counter()
 
     def show(generation: int, scores, params: np.ndarray) -> None:
+        nonlocal saved
         now = time.perf_counter()
         print(f"generation {generation}: alive {scores.alive[0]:.2f}, return {scores.returns[0]:.3f} "
               f"({now - begin:.0f} s)", flush=True)
-        if now - saved[0] > CHECKPOINT_S:  # a killed search leaves its best so far
-            saved[0] = now
+        if now - saved > CHECKPOINT_S:  # a killed search leaves its best so far
+            saved = now
             note = f"unfinished: the best after {generation} generations ({now - begin:.0f} s)"
             Policy.of(controller, args.body, params).save(Path(args.out), found_by={
                 "script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,

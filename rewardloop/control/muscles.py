@@ -252,14 +252,14 @@ def passive_curve(norm_len: float, lmax: float, fpmax: float) -> float:
     return fpmax * (0.5 * u * u if u <= 1.0 else u - 0.5)
 
 
-class MuscleController:
-    """Target postures -> muscle excitations, for a batch at a time, in one compiled call that frees the GIL
-    (so two threads' controllers and physics overlap in a pipelined closed loop)."""
+class _MuscleKernel:
+    """What both muscle controllers' compiled kernels read: the posture joints, the fitted `LengthMap`, the muscle
+    parameters and where joints and activations sit in the state."""
 
-    def __init__(self, scene: CompiledScene, gains: MuscleGains, *, fit_samples: int = 3000):
+    def __init__(self, scene: CompiledScene, fit_samples: int, what: str):
         if scene.body.actuator_kind != "muscle":
-            raise UserError(f"the muscle controller needs a muscle body, {scene.scene.body} has motors")
-        self.scene, self.gains = scene, gains
+            raise UserError(f"{what} needs a muscle body, {scene.scene.body} has motors")
+        self.scene = scene
         self.space = posture_space(scene)
         self.map = LengthMap(scene, self.space, samples=fit_samples)
         self.params = MuscleParams.of(scene)
@@ -268,6 +268,15 @@ class MuscleController:
         self._joint_index = np.stack([1 + self.space.qpos_adr, 1 + model.nq + self.space.dof_adr])  # [2, J]
         self._muscle_index = np.stack([1 + model.nq + model.nv + scene.layout.act_of_muscle,
                                        scene.layout.muscles]).astype(np.int64)  # [2, M]
+
+
+class MuscleController(_MuscleKernel):
+    """Target postures -> muscle excitations, for a batch at a time, in one compiled call that frees the GIL
+    (so two threads' controllers and physics overlap in a pipelined closed loop)."""
+
+    def __init__(self, scene: CompiledScene, gains: MuscleGains, *, fit_samples: int = 3000):
+        super().__init__(scene, fit_samples, "the muscle controller")
+        self.gains = gains
         self._gains = np.array([gains.kp, gains.kd, gains.error_scale, gains.min_involvement, gains.interval_s])
 
     def __call__(self, state: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -341,7 +350,7 @@ TORQUE_SCALE = 100.0
 """Joint torque (N·m) that weighs as much in `MuscleTorques`' least squares as one muscle fully active."""
 
 
-class MuscleTorques:
+class MuscleTorques(_MuscleKernel):
     """Wanted joint torques -> muscle excitations, for a batch at a time, in one compiled call that frees the GIL.
 
     Each muscle's torque per unit of activation is its moment arms (the `LengthMap`'s slopes) × peak force ×
@@ -354,16 +363,7 @@ class MuscleTorques:
 
     def __init__(self, scene: CompiledScene, *, interval_s: float, effort: float = 0.01, sweeps: int = 12,
                  fit_samples: int = 3000):
-        if scene.body.actuator_kind != "muscle":
-            raise UserError(f"muscle torques need a muscle body, {scene.scene.body} has motors")
-        self.scene = scene
-        self.space = posture_space(scene)
-        self.map = LengthMap(scene, self.space, samples=fit_samples)
-        self._table = MuscleParams.of(scene).table()
-        model = scene.model
-        self._joint_index = np.stack([1 + self.space.qpos_adr, 1 + model.nq + self.space.dof_adr])  # [2, J]
-        self._muscle_index = np.stack([1 + model.nq + model.nv + scene.layout.act_of_muscle,
-                                       scene.layout.muscles]).astype(np.int64)  # [2, M]
+        super().__init__(scene, fit_samples, "muscle torques")
         self._settings = np.array([effort * TORQUE_SCALE**2, interval_s, sweeps])
 
     def __call__(self, state: np.ndarray, torque: np.ndarray) -> np.ndarray:
