@@ -16,7 +16,13 @@ import numpy as np
 import pytest
 
 from rewardloop.cli import main
-from rewardloop.control.config import OPTIMIZER_KINDS, OptimizerConfig, Perturbations, SearchConfig
+from rewardloop.control.config import (
+    OPTIMIZER_KINDS,
+    TRAINING_PHYSICS_SEED,
+    OptimizerConfig,
+    Perturbations,
+    SearchConfig,
+)
 from rewardloop.control.controllers import (
     CONTROLLERS,
     WALKERS,
@@ -562,6 +568,41 @@ def test_physics_is_applied_to_the_model(humanoid_flat):
     np.testing.assert_array_equal(default.model.actuator_gear, plain.actuator_gear)
     np.testing.assert_array_equal(default.model.dof_frictionloss, plain.dof_frictionloss)
     np.testing.assert_array_equal(default.model.geom_friction, plain.geom_friction)
+
+
+def test_physics_gain_scales_a_muscles_peak_force_not_its_gear(myolegs_flat):
+    # A muscle's gear scales its length too (off its force-length curve): strength changes through peak force,
+    # composed with an injury's, as an injury does it.
+    plain = myolegs_flat.model
+    stronger = compile_scene(Scene("myolegs", physics=Physics(gain=1.2))).model
+    np.testing.assert_array_equal(stronger.actuator_gear, plain.actuator_gear)
+    peak = plain.actuator_gainprm[:, 2]
+    peak = np.where(peak > 0, peak, plain.actuator_gainprm[:, 3] / plain.actuator_acc0)
+    np.testing.assert_allclose(stronger.actuator_gainprm[:, 2], 1.2 * peak)
+    np.testing.assert_allclose(stronger.actuator_biasprm[:, 2], 1.2 * peak)
+    both = compile_scene(Scene("myolegs", injury=(("left_plantarflexors", 0.5),), physics=Physics(gain=1.2))).model
+    gastroc = plain.actuator("gasmed_l").id
+    np.testing.assert_allclose(both.actuator_gainprm[gastroc, 2], 0.6 * peak[gastroc])
+
+
+def test_a_controller_does_not_know_the_physics_draw(myolegs_flat):
+    # Built for the body as designed: under ±20 % strength the muscle controller still expects nominal forces.
+    weaker = compile_scene(Scene("myolegs", physics=Physics(gain=0.8)))
+    nominal = make_controller("muscle_tracker", myolegs_flat).muscles
+    drawn = make_controller("muscle_tracker", weaker).muscles
+    np.testing.assert_allclose(drawn.params.peak, nominal.params.peak)
+
+
+def test_physics_draws_add_runs_under_randomized_physics(humanoid_walking, walk):
+    config = SearchConfig(population=4, generations=1, perturbations=Perturbations(physics_draws=2))
+    assert config.perturbations.runs == 3
+    controller = make_controller("gait_tracker", humanoid_walking)
+    search = PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.1, seed=0)
+    drawn = [ground.scene.physics for ground in search.grounds]
+    assert drawn == [random_physics(np.random.default_rng(TRAINING_PHYSICS_SEED + k)) for k in range(2)]
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        scores = search.evaluate(sim, controller.space.default[None])
+    assert scores.alive.shape == (1,)
 
 
 @pytest.mark.parametrize("change, message", [

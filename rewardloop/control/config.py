@@ -64,6 +64,10 @@ class PlannerConfig:
             raise UserError("bad planner config: " + "; ".join(problems))
 
 
+TRAINING_PHYSICS_SEED = 300
+"""Seed of a search's first randomized-physics draw; the benchmark evaluates on other seeds (200 + k), unseen."""
+
+
 @dataclass(frozen=True)
 class Perturbations:
     """What every candidate is also tried under, for robustness. The score is the average over all."""
@@ -78,15 +82,19 @@ class Perturbations:
     """Other patterns of the scene's rough ground, each one more run (rough scenes only)."""
     grounds: tuple[Terrain, ...] = ()
     """Other grounds (flat, slope, stairs, rough), each one more run: one gait for all of them."""
+    physics_draws: int = 0
+    """Runs under randomized physics (`rewardloop.sim.scene.random_physics`: friction, strength, joint friction,
+    latency), draw k from seed TRAINING_PHYSICS_SEED + k: the same draws for every candidate and generation."""
 
     def __post_init__(self) -> None:
-        if self.param_noise < 0 or self.noise_draws < 0:
-            raise UserError("param_noise and noise_draws must not be negative")
+        if self.param_noise < 0 or self.noise_draws < 0 or self.physics_draws < 0:
+            raise UserError("param_noise, noise_draws and physics_draws must not be negative")
 
     @property
     def runs(self) -> int:
         """Runs per candidate: the unperturbed one, one per push, noise draw, terrain seed and other ground."""
-        return 1 + len(self.pushes) + self.noise_draws + len(self.terrain_seeds) + len(self.grounds)
+        return (1 + len(self.pushes) + self.noise_draws + len(self.terrain_seeds) + len(self.grounds)
+                + self.physics_draws)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ import numpy as np
 
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.rollout import Rollouts, Simulator
-from rewardloop.sim.scene import CompiledScene
+from rewardloop.sim.scene import CompiledScene, Physics, compile_scene
 
 
 @dataclass(frozen=True)
@@ -167,13 +167,17 @@ CONTROLLERS: dict[str, ControllerEntry] = {
 
 
 def make_controller(kind: str, scene: CompiledScene) -> Controller:
-    """The controller `kind` for this scene's body; a UserError for an unknown kind or the wrong body."""
+    """The controller `kind` for this scene's body; a UserError for an unknown kind or the wrong body. It is built
+    for the body as designed: under changed physics (`Scene.physics`, a robustness test) it does not know the
+    draw, e.g. a muscle controller expects its muscles' nominal strength."""
     if kind not in CONTROLLERS:
         raise unknown_name("controller", kind, CONTROLLERS)
     entry = CONTROLLERS[kind]
     if entry.actuator_kind != scene.body.actuator_kind:
         raise UserError(f"controller {kind!r} drives {entry.actuator_kind} bodies; {scene.scene.body} has "
                         f"{scene.body.actuator_kind} actuators")
+    if scene.scene.physics != Physics():
+        scene = compile_scene(replace(scene.scene, physics=Physics()))
     return getattr(importlib.import_module(entry.module), entry.cls)(scene)
 
 

@@ -4,7 +4,8 @@ Each generation rolls the whole population out as one batch, in segments: after 
 that fell stops (early stop), the others go on. A trajectory is scored on the episode it lived: first by how
 long it stayed up (a fall loses), then by its mean reward per step over that episode, the reward evaluated
 once per group of equally long episodes (in the sandbox for a model's program). With perturbations, every
-candidate is run under each of them (terrain seeds, pushes, parameter noise) and scored on the average.
+candidate is run under each of them (terrain seeds, other grounds, pushes, parameter noise, randomized
+physics) and scored on the average.
 
 The search works in parameters normalised to [0, 1] between each parameter's bounds; it starts from a
 warm-start vector (a shipped gait) and keeps the best candidate it has seen. A body with several shipped gaits
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rewardloop.control.config import OptimizerConfig, Progress, SearchConfig
+from rewardloop.control.config import TRAINING_PHYSICS_SEED, OptimizerConfig, Progress, SearchConfig
 from rewardloop.control.controllers import Carry, Controller, controller_for, make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.policy import Policy, shipped_gaits
@@ -31,7 +32,7 @@ from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardFunction, term_statistics
 from rewardloop.sim.rollout import Rollouts, Simulator
-from rewardloop.sim.scene import CompiledScene, compile_scene
+from rewardloop.sim.scene import CompiledScene, compile_scene, random_physics
 
 
 @dataclass(frozen=True)
@@ -154,8 +155,11 @@ class PolicySearch:
         self.pushes = [(round(t / scene.dt), kick) for t, kick in config.perturbations.pushes]
         terrains = [dataclasses.replace(scene.scene.terrain, seed=seed)
                     for seed in _rough(scene, config.perturbations.terrain_seeds)]
+        draws = [random_physics(np.random.default_rng(TRAINING_PHYSICS_SEED + k))
+                 for k in range(config.perturbations.physics_draws)]
         self.grounds = [compile_scene(dataclasses.replace(scene.scene, terrain=terrain))
                         for terrain in [*terrains, *config.perturbations.grounds]]
+        self.grounds += [compile_scene(dataclasses.replace(scene.scene, physics=physics)) for physics in draws]
         self.steps = 0
 
     def evaluate(self, sim: Simulator, params: np.ndarray) -> Scores:
@@ -168,7 +172,7 @@ class PolicySearch:
             kick[run * count : (run + 1) * count, 1] = velocity
             kicks.append((step, kick))
         alive, returns = self._scored(sim, batch, kicks)
-        for ground in self.grounds:  # the same candidates on other ground, one more run each
+        for ground in self.grounds:  # the same candidates on other ground or physics, one more run each
             with Simulator(ground, nthread=sim.nthread) as other:
                 more = self._scored(other, params)
             alive, returns = np.concatenate([alive, more[0]]), np.concatenate([returns, more[1]])

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import mujoco
@@ -292,26 +293,32 @@ def _set_visual(spec: mujoco.MjSpec) -> None:
 
 
 def _apply_injury(model: mujoco.MjModel, body: Body, injury: tuple[tuple[str, float], ...]) -> None:
-    """Scale the peak force of muscles (or the gear of motors) in each injured group."""
+    """Scale the strength of the actuators in each injured group."""
     for group, factor in injury:
-        ids = [model.actuator(name).id for name in body.muscle_groups[group]]
-        for i in ids:
-            if model.actuator_dyntype[i] == mujoco.mjtDyn.mjDYN_MUSCLE:
-                peak = model.actuator_gainprm[i, 2]
-                if peak < 0:  # force given as scale / acc0
-                    peak = model.actuator_gainprm[i, 3] / max(model.actuator_acc0[i], 1e-10)
-                model.actuator_gainprm[i, 2] = model.actuator_biasprm[i, 2] = peak * factor
-            else:
-                model.actuator_gear[i, 0] *= factor
+        _scale_strength(model, [model.actuator(name).id for name in body.muscle_groups[group]], factor)
 
 
 def _apply_physics(model: mujoco.MjModel, physics: Physics) -> None:
-    """Set every contact's friction, scale every actuator, add dry friction to every joint below the root."""
+    """Set every contact's friction, scale every actuator's strength, add dry friction to every joint below the
+    root."""
     if physics.friction is not None:
         model.geom_friction[:, 0] = physics.friction  # contacts take the larger of two geoms' coefficients
-    model.actuator_gear[:, 0] *= physics.gain
+    _scale_strength(model, range(model.nu), physics.gain)
     rooted = model.jnt_type[0] == mujoco.mjtJoint.mjJNT_FREE
     model.dof_frictionloss[6 if rooted else 0 :] += physics.joint_friction
+
+
+def _scale_strength(model: mujoco.MjModel, ids: Iterable[int], factor: float) -> None:
+    """Scale the peak force of muscles (a muscle's gear would also scale its length, off its force-length curve)
+    and the gear of motors."""
+    for i in ids:
+        if model.actuator_dyntype[i] == mujoco.mjtDyn.mjDYN_MUSCLE:
+            peak = model.actuator_gainprm[i, 2]
+            if peak < 0:  # force given as scale / acc0
+                peak = model.actuator_gainprm[i, 3] / max(model.actuator_acc0[i], 1e-10)
+            model.actuator_gainprm[i, 2] = model.actuator_biasprm[i, 2] = peak * factor
+        else:
+            model.actuator_gear[i, 0] *= factor
 
 
 def _state_of(model: mujoco.MjModel, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
