@@ -4,6 +4,8 @@ Rollouts are short (at most 0.3 s of simulated time, batches of 2)."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -78,20 +80,21 @@ def test_the_swing_knee_follows_the_curve_and_a_larger_scale_bends_it_more(human
 
 
 def test_lift_bends_the_swing_knee_in_mid_swing_only():
-    p, memory = PARAMETERS.vector({"lift": 0.4}), np.zeros(3)
-    lifts = [swing_lift(memory, p, False, phase, False) for phase in (0.3, 0.5, 0.625, 0.75, 1.0)]
+    p, memory = PARAMETERS.vector({}), np.zeros(3)
+    lifts = [swing_lift(memory, p, 0.4, 0.0, False, phase, False) for phase in (0.3, 0.5, 0.625, 0.75, 1.0)]
     np.testing.assert_allclose(lifts, [0.0, 0.0, 0.2, 0.4, 0.0], atol=1e-12)
 
 
 def test_a_stumble_in_mid_swing_adds_trip_lift_until_the_next_step():
     # touch_min 0.7: a touchdown may end the step from 85 % of the swing leg's cycle; a contact at 60 % is a stumble.
-    p, memory = PARAMETERS.vector({"trip_lift": 0.5, "touch_min": 0.7}), np.zeros(3)
-    assert swing_lift(memory, p, True, 0.52, False) == 0.0 and memory[TRIPPED] == 0.0  # toe-off, not a stumble
-    assert swing_lift(memory, p, True, 0.6, False) == pytest.approx(0.5) and memory[TRIPPED] == 1.0
-    assert swing_lift(memory, p, False, 0.7, False) == pytest.approx(0.5)  # off the ground again: still lifting
-    assert swing_lift(memory, p, False, 0.9, False) == pytest.approx(0.2)  # fading over the last quarter
-    assert swing_lift(memory, p, True, 0.9, False) == pytest.approx(0.2)  # a touchdown now is a landing
-    assert swing_lift(memory, p, False, 0.55, True) == 0.0 and memory[TRIPPED] == 0.0  # a new step clears it
+    p, memory = PARAMETERS.vector({"touch_min": 0.7}), np.zeros(3)
+    lift = functools.partial(swing_lift, memory, p, 0.0, 0.5)  # trip_lift 0.5
+    assert lift(True, 0.52, False) == 0.0 and memory[TRIPPED] == 0.0  # toe-off, not a stumble
+    assert lift(True, 0.6, False) == pytest.approx(0.5) and memory[TRIPPED] == 1.0
+    assert lift(False, 0.7, False) == pytest.approx(0.5)  # off the ground again: still lifting
+    assert lift(False, 0.9, False) == pytest.approx(0.2)  # fading over the last quarter
+    assert lift(True, 0.9, False) == pytest.approx(0.2)  # a touchdown now is a landing
+    assert lift(False, 0.55, True) == 0.0 and memory[TRIPPED] == 0.0  # a new step clears it
 
 
 def test_the_reactions_are_off_by_default():

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from rewardloop.control.controllers import Carry, make_controller, run_controller
+from rewardloop.control.gait_tracker import SLOPE, STANCE
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.metrics import batch_metrics, fall_mask
-from rewardloop.control.muscle_tracker import FOOT_KP, HF, JOINTS, PARAMETERS, _targets_kernel
+from rewardloop.control.muscle_tracker import AN, FOOT_KP, HF, JOINTS, KN, PARAMETERS, _targets_kernel
 from rewardloop.control.policy import shipped_gait
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
@@ -24,7 +25,7 @@ def legs():
 
 
 def targets(legs, params: np.ndarray, memory: np.ndarray) -> np.ndarray:
-    """[B, J] the kernel's target postures at the walking start for [B, P] params and [B, 2] memory."""
+    """[B, J] the kernel's target postures at the walking start for [B, P] params and [B, 4] memory."""
     scene, tracker = legs
     batch = len(params)
     state = np.repeat(scene.initial_state[None], batch, axis=0)
@@ -50,7 +51,7 @@ def test_the_stance_hip_leans_the_pelvis_towards_trunk_pitch(legs):
     # pitch), so asking 0.2 rad more lean raises the target by 0.2 × trunk_gain × stance_stiffness.
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     params[1, PARAMETERS.index("trunk_pitch")] += 0.2
-    out = targets(legs, params, np.zeros((2, 2)))
+    out = targets(legs, params, np.zeros((2, 4)))
     column = int(legs[1].joints[0, HF, 3])
     gain = PARAMETERS.default[PARAMETERS.index("trunk_gain")] * PARAMETERS.default[PARAMETERS.index("stance_stiffness")]
     assert out[1, column] - out[0, column] == pytest.approx(0.2 * gain)
@@ -61,11 +62,56 @@ def test_the_swing_thigh_follows_hip_offset(legs):
     # the target by swing_stiffness times that. The stance leg's targets do not change.
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     params[1, PARAMETERS.index("hip_offset")] += 0.1
-    out = targets(legs, params, np.array([[1.0, 0.1], [1.0, 0.1]]))
+    out = targets(legs, params, np.array([[1.0, 0.1, 0.0, 0.0]] * 2))
     swing, stance = int(legs[1].joints[0, HF, 3]), int(legs[1].joints[1, HF, 3])
     stiffness = PARAMETERS.default[PARAMETERS.index("swing_stiffness")]
     assert out[1, swing] - out[0, swing] == pytest.approx(0.1 * stiffness)
     assert out[1, stance] == out[0, stance]
+
+
+def test_lift_bends_the_swing_knee_at_mid_swing(legs):
+    # Right leg in stance halfway through its step (clock = step_time / 2): the left leg is at 75 % of its cycle,
+    # where lift peaks, so its knee target bends lift × swing_stiffness more; the stance knee does not change.
+    step_time = PARAMETERS.default[PARAMETERS.index("step_time")]
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[1, PARAMETERS.index("lift")] = 0.2
+    out = targets(legs, params, np.array([[1.0, step_time / 2, 0.0, 0.0]] * 2))
+    swing, stance = int(legs[1].joints[0, KN, 3]), int(legs[1].joints[1, KN, 3])
+    stiffness = PARAMETERS.default[PARAMETERS.index("swing_stiffness")]
+    assert legs[1].joints[0, KN, 2] * (out[1, swing] - out[0, swing]) == pytest.approx(0.2 * stiffness)
+    assert out[1, stance] == out[0, stance]
+
+
+@pytest.mark.parametrize("name", ["slope_hip", "slope_trunk", "slope_ankle"])
+def test_the_slope_measured_at_the_last_touchdown_moves_its_targets(legs, name):
+    # Left leg in stance, 0.1 rad of slope in memory: slope_hip raises the swing thigh's aim (the right hip),
+    # slope_trunk the pelvis pitch the stance hip holds (the left hip, × trunk_gain), slope_ankle both ankles;
+    # the targets move by that × the leg's stiffness, and nothing else moves.
+    p = PARAMETERS.named(PARAMETERS.default)
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[1, PARAMETERS.index(name)] = 1.0
+    out = targets(legs, params, np.array([[0.0, 0.1, 0.0, 0.1]] * 2))
+    joints = legs[1].joints
+    moved = {"slope_hip": {(1, HF): 0.1 * p["swing_stiffness"]},
+             "slope_trunk": {(0, HF): 0.1 * p["trunk_gain"] * p["stance_stiffness"]},
+             "slope_ankle": {(0, AN): 0.1 * p["stance_stiffness"], (1, AN): 0.1 * p["swing_stiffness"]}}[name]
+    for side in range(2):
+        for joint in range(len(JOINTS)):
+            column, sign = int(joints[side, joint, 3]), joints[side, joint, 2]
+            assert sign * (out[1, column] - out[0, column]) == pytest.approx(moved.get((side, joint), 0.0))
+
+
+def test_the_tracker_measures_the_slope_at_each_touchdown():
+    # On the 5° slope, the shipped gait's first touchdown after the start comes within 0.8 s; the slope between
+    # the feet's lowest points then reads the ground's within a degree.
+    scene = compile_scene(Scene("myolegs", Terrain("slope", slope_deg=5.0), start_speed=WALKING_START_SPEED))
+    tracker = make_controller("muscle_tracker", scene)
+    carry = Carry.fresh(tracker, scene, 1)
+    with Simulator(scene, nthread=1) as sim:
+        run_controller(sim, tracker, shipped_gait("myolegs").vector(tracker)[None], nstep=round(0.8 / scene.dt),
+                       carry=carry)
+    assert carry.memory[0, STANCE] == 1.0
+    assert np.degrees(carry.memory[0, SLOPE]) == pytest.approx(5.0, abs=1.0)
 
 
 def test_a_batch_gives_each_row_what_it_gets_alone(legs):

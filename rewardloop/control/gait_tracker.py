@@ -103,6 +103,10 @@ PARAMETERS = ParameterSpace((
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
 (rewardloop/control/gaits/humanoid-gait_machine.json, rounded); they take a few steps from the walking start and
 are where gait searches from 'default' begin."""
+REACTIONS = tuple(p for p in PARAMETERS.parameters
+                  if p.name in ("lift", "trip_lift", "slope_hip", "slope_trunk", "slope_ankle"))
+"""The reactions to the ground (clearance, the stumble's elevating reaction, the slope's), which the muscle tracker
+shares: 0 by default, so a gait without them walks as before."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
@@ -190,17 +194,18 @@ def swing_aims(p: np.ndarray, s: np.ndarray, sensors: np.ndarray, curves: np.nda
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def swing_lift(memory: np.ndarray, p: np.ndarray, touching: bool, phase: float, stepped: bool) -> float:
+def swing_lift(memory: np.ndarray, p: np.ndarray, lift: float, trip_lift: float, touching: bool, phase: float,
+               stepped: bool) -> float:
     """Knee flexion (rad) added to the swing leg's curve at its `phase`: `lift` over mid-swing (sin² from 50 % to
     100 % of the cycle), and `trip_lift` for the rest of a step whose swing foot struck the ground (`touching`)
-    between 55 % and the earliest touchdown, fading out over the last quarter. Updates the row's stumble flag in
-    `memory` [3] (cleared when a step begins: `stepped`)."""
+    between 55 % and the earliest touchdown (`touch_min` of `p`'s GAIT), fading out over the last quarter. Updates
+    the row's stumble flag in `memory` [3] (cleared when a step begins: `stepped`)."""
     if stepped:
         memory[TRIPPED] = 0.0
     if touching and 0.55 < phase < 0.5 + 0.5 * p[TOUCH_MIN]:
         memory[TRIPPED] = 1.0
     bump = math.sin(2.0 * math.pi * (phase - 0.5)) ** 2 if phase > 0.5 else 0.0
-    return p[LIFT] * bump + p[TRIP_LIFT] * memory[TRIPPED] * min(1.0, 4.0 * (1.0 - phase))
+    return lift * bump + trip_lift * memory[TRIPPED] * min(1.0, 4.0 * (1.0 - phase))
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -235,7 +240,8 @@ def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, se
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
-        lift = swing_lift(memory[b], p, s[sensors[CONTACT + swing]] > 0, phase[swing], stance != before)
+        lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], s[sensors[CONTACT + swing]] > 0, phase[swing],
+                          stance != before)
         if stance != before:
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]

@@ -13,6 +13,9 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   and its rotation turns the pelvis about the planted thigh towards the heading (`yaw_gain`, `trunk_damping`);
 - the stance leg's targets are pulled `stance_stiffness` times as hard as given, the swing leg's
   `swing_stiffness` times;
+- the ground's reactions are the humanoid tracker's (`REACTIONS`): knee `lift` in mid-swing and `trip_lift` after a
+  stumble on the swing knee; the slope measured between the feet at each touchdown, scaled, on the swing thigh
+  (`slope_hip`), the pelvis pitch (`slope_trunk`) and the ankles (`slope_ankle`);
 - torque = kp × (target − angle) − `damping` × kp × rate, with kp `hip_kp`, `knee_kp`, `ankle_kp` (FOOT_KP on the
   subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk.
 The clock, phases and heading (`turn_rate`) are the humanoid tracker's. Our own code; anchors: Coros, Beaudoin and
@@ -36,14 +39,19 @@ from rewardloop.control.gait_tracker import (
     GAIT,
     KNEE_OFFSET,
     KNEE_SCALE,
+    REACTIONS,
+    SLOPE,
+    STANCE,
     TRUNK_PITCH,
     TURN_RATE,
     curve_at,
+    ground_slope,
     human_curves,
     step_clock,
     swing_aims,
+    swing_lift,
 )
-from rewardloop.control.humanoid import SENSORS, pelvis_frame, wrap
+from rewardloop.control.humanoid import CONTACT, SENSORS, pelvis_frame, wrap
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.musclebody import hip_rotators
 from rewardloop.control.muscles import MuscleTorques
@@ -72,11 +80,13 @@ PARAMETERS = ParameterSpace((
     P("knee_kp", 100.0, 600.0, 300.0, "N·m/rad", "knee torque per rad of posture error"),
     P("ankle_kp", 100.0, 600.0, 300.0, "N·m/rad", "ankle torque per rad of posture error"),
     P("damping", 0.02, 0.3, 0.1, "s", "joint torque per rad/s of rate, per unit of kp"),
+    *REACTIONS,
 ))
-"""The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), then balance
-and stiffness. The defaults walk a few steps at most; they are where gait searches from 'default' begin."""
-TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING = range(
-    len(GAIT), PARAMETERS.size)
+"""The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), balance and
+stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24). The defaults walk a
+few steps at most; they are where gait searches from 'default' begin."""
+(TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
+ TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE) = range(len(GAIT), PARAMETERS.size)
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -86,7 +96,7 @@ class MuscleTracker:
 
     kind = "muscle_tracker"
     space = PARAMETERS
-    memory_size = 2
+    memory_size = 4
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
                 "turn_rate")
 
@@ -136,28 +146,36 @@ def leg_columns(scene: CompiledScene) -> np.ndarray:
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _targets_kernel(state, sensed, memory, params, curves, joints, sensors, yaw_sign, interval, targets):
-    """Target postures for every row: [b, nstate], [b, nsensor], [b, 2] memory (in place), [b, P] params, [3, K]
-    human curves (rad), [2, 5, 4] leg columns, [2] yaw signs (`hip_rotators`) -> targets [b, J] (the leg joints'
-    columns written, in MJCF angles)."""
+    """Target postures for every row: [b, nstate], [b, nsensor], [b, 4] memory (in place; `gait_tracker`'s
+    columns), [b, P] params, [3, K] human curves (rad), [2, 5, 4] leg columns, [2] yaw signs (`hip_rotators`) ->
+    targets [b, J] (the leg joints' columns written, in MJCF angles)."""
     angle, aim, phase = np.empty((2, 5)), np.empty((2, 5)), np.empty(2)
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
+        before = int(memory[b, STANCE])
         stance = step_clock(memory[b], p, s, sensors, interval, phase)
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
+        lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], s[sensors[CONTACT + swing]] > 0, phase[swing],
+                          stance != before)
+        if stance != before:
+            memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
+        slope = memory[b, SLOPE]
         for side in range(2):
             for j in range(5):
                 angle[side, j] = joints[side, j, 2] * state[b, 1 + int(joints[side, j, 0])]
             aim[side, KN] = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
-            aim[side, AN] = p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
+            aim[side, AN] = (p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
+                             + p[SLOPE_ANKLE] * slope)
+        aim[swing, KN] += lift
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)
-        aim[swing, HF] = thigh + pitch
+        aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + pitch
         aim[swing, HA] = outward * (roll - lateral)
         aim[swing, HR] = 0.0
-        aim[stance, HF] = angle[stance, HF] + p[TRUNK_GAIN] * (p[TRUNK_PITCH] - pitch) \
-            - p[TRUNK_DAMPING] * pitch_rate
+        trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope
+        aim[stance, HF] = angle[stance, HF] + p[TRUNK_GAIN] * (trunk_target - pitch) - p[TRUNK_DAMPING] * pitch_rate
         aim[stance, HA] = angle[stance, HA] - outward * (p[TRUNK_GAIN] * (0.0 - roll) - p[TRUNK_DAMPING] * roll_rate)
         # the pelvis turning left about the planted thigh moves the hip rotation by -yaw_sign per rad
         aim[stance, HR] = angle[stance, HR] - yaw_sign[stance] * (p[YAW_GAIN] * heading_error
