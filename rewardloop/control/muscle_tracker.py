@@ -22,7 +22,7 @@ The clock, phases and heading (`turn_rate`) are the humanoid tracker's. Our own 
 van de Panne (2010) for targets over a phase with feedback, SIMBICON (Yin et al. 2007) for the stance hip's torque.
 Until 2026-11-24 the targets went to the MPC² posture controller (`muscles.MuscleController`, force from each
 muscle's length error) instead: the legs did not even stand with it (1.5 s), and searches stayed up 5.5 s at most;
-through torques they stand, and the shipped gait (`gaits/myolegs.json`) walks 10.7 m in 10 s, human-like.
+through torques they stand, and the shipped gait (`gaits/myolegs.json`) walks 12.1 m in 10 s, human-like.
 """
 
 from __future__ import annotations
