@@ -1,6 +1,6 @@
 """The muscle tracker: people's joint curves on a phase clock for the muscle legs, through muscle torques.
 
-Kernel calls on the walking start's state and short rollouts (at most 0.1 s of simulated time)."""
+Kernel calls on the walking start's state and short rollouts (0.1 s; 0.8 s up a slope; 3 s for the shipped gait)."""
 
 from __future__ import annotations
 
