@@ -128,6 +128,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--noise-draws", type=int, default=1, help="extra trials with parameter noise")
     parser.add_argument("--physics-draws", type=int, default=0,
                         help="extra trials under randomized physics (MotionVL's ranges; unseen by the benchmark)")
+    parser.add_argument("--fresh-grounds", type=int, default=0,
+                        help="extra trials on rough grounds drawn afresh every generation")
+    parser.add_argument("--fresh-roughness", type=float, default=Terrain().roughness,
+                        help="peak bump height of those grounds (m)")
     parser.add_argument("--bounds", nargs="*", default=[], metavar="NAME=LOW:HIGH",
                         help="narrow a parameter's bounds for this search (e.g. swing_time=0.33:0.45)")
     parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes")
@@ -139,7 +143,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def perturbations(args: argparse.Namespace) -> Perturbations:
     return Perturbations(pushes=tuple(pushes_from_args(args.pushes)), param_noise=args.noise,
                          noise_draws=args.noise_draws if args.noise else 0, terrain_seeds=tuple(args.terrain_seeds),
-                         grounds=tuple(ground(spec) for spec in args.grounds), physics_draws=args.physics_draws)
+                         grounds=tuple(ground(spec) for spec in args.grounds), physics_draws=args.physics_draws,
+                         fresh_grounds=args.fresh_grounds, fresh_roughness=args.fresh_roughness)
 
 
 GROUND_VALUE = {"rough": "seed", "slope": "slope_deg", "stairs": "step_height"}

@@ -605,6 +605,36 @@ def test_physics_draws_add_runs_under_randomized_physics(humanoid_walking, walk)
     assert scores.alive.shape == (1,)
 
 
+def test_fresh_grounds_are_new_rough_grounds_every_generation(humanoid_walking, walk):
+    # Each generation draws its own bump patterns (never the default ground or the benchmark's unseen ones), the
+    # same for every candidate of it, and the incumbent is scored again on them.
+    config = SearchConfig(population=4, generations=2,
+                          perturbations=Perturbations(fresh_grounds=2, fresh_roughness=0.02))
+    assert config.perturbations.runs == 3 and config.perturbations.noisy
+    controller = make_controller("gait_tracker", humanoid_walking)
+    search = PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.05, seed=0)
+    drawn, draw = [], search.draw_grounds
+
+    def recorded() -> None:
+        draw()
+        drawn.append([ground.scene.terrain for ground in search.fresh])
+
+    search.draw_grounds = recorded
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        search.run(sim, controller.space.default)
+    assert len(drawn) == 3  # the start's evaluation and each generation's
+    seeds = [terrain.seed for grounds in drawn for terrain in grounds]
+    assert len(set(seeds)) == 6 and min(seeds) >= 1000
+    assert all(t.kind == "rough" and t.roughness == 0.02 for grounds in drawn for t in grounds)
+
+
+def test_bad_fresh_grounds_are_a_user_error():
+    with pytest.raises(UserError, match="fresh_grounds must not be negative"):
+        Perturbations(fresh_grounds=-1)
+    with pytest.raises(UserError, match="roughness must be within"):
+        Perturbations(fresh_grounds=1, fresh_roughness=0.5)
+
+
 @pytest.mark.parametrize("change, message", [
     ({"friction": 0.0}, "friction must be within"), ({"gain": 6.0}, "gain must be within"),
     ({"joint_friction": -1.0}, "joint_friction must be within"), ({"latency_steps": 101}, "latency_steps must be"),

@@ -66,6 +66,9 @@ class PlannerConfig:
 
 TRAINING_PHYSICS_SEED = 300
 """Seed of a search's first randomized-physics draw; the benchmark evaluates on other seeds (200 + k), unseen."""
+FRESH_GROUND_SEEDS = (1000, 2**31)
+"""Range of the rough-ground seeds a search draws afresh each generation: none is the default ground (seed 0) or
+one of the benchmark's unseen grounds (100 + k)."""
 
 
 @dataclass(frozen=True)
@@ -85,16 +88,28 @@ class Perturbations:
     physics_draws: int = 0
     """Runs under randomized physics (`rewardloop.sim.scene.random_physics`: friction, strength, joint friction,
     latency), draw k from seed TRAINING_PHYSICS_SEED + k: the same draws for every candidate and generation."""
+    fresh_grounds: int = 0
+    """Runs on rough ground whose bump pattern is drawn afresh every generation (seeds in FRESH_GROUND_SEEDS),
+    the same grounds for every candidate of a generation: a gait cannot learn one pattern by heart."""
+    fresh_roughness: float = Terrain().roughness
+    """Peak bump height of those grounds (m)."""
 
     def __post_init__(self) -> None:
-        if self.param_noise < 0 or self.noise_draws < 0 or self.physics_draws < 0:
-            raise UserError("param_noise, noise_draws and physics_draws must not be negative")
+        if min(self.param_noise, self.noise_draws, self.physics_draws, self.fresh_grounds) < 0:
+            raise UserError("param_noise, noise_draws, physics_draws and fresh_grounds must not be negative")
+        Terrain("rough", roughness=self.fresh_roughness)  # checks the roughness
 
     @property
     def runs(self) -> int:
-        """Runs per candidate: the unperturbed one, one per push, noise draw, terrain seed and other ground."""
+        """Runs per candidate: the unperturbed one, one per push, noise draw, terrain seed, other ground, physics
+        draw and fresh ground."""
         return (1 + len(self.pushes) + self.noise_draws + len(self.terrain_seeds) + len(self.grounds)
-                + self.physics_draws)
+                + self.physics_draws + self.fresh_grounds)
+
+    @property
+    def noisy(self) -> bool:
+        """Whether a candidate's score changes between generations (parameter noise or fresh grounds)."""
+        return self.noise_draws > 0 or self.fresh_grounds > 0
 
 
 @dataclass(frozen=True)

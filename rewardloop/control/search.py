@@ -5,7 +5,7 @@ that fell stops (early stop), the others go on. A trajectory is scored on the ep
 long it stayed up (a fall loses), then by its mean reward per step over that episode, the reward evaluated
 once per group of equally long episodes (in the sandbox for a model's program). With perturbations, every
 candidate is run under each of them (terrain seeds, other grounds, pushes, parameter noise, randomized
-physics) and scored on the average.
+physics, rough grounds drawn afresh every generation) and scored on the average.
 
 The search works in parameters normalised to [0, 1] between each parameter's bounds; it starts from a
 warm-start vector (a shipped gait) and keeps the best candidate it has seen. A body with several shipped gaits
@@ -24,7 +24,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rewardloop.control.config import TRAINING_PHYSICS_SEED, OptimizerConfig, Progress, SearchConfig
+from rewardloop.control.config import (
+    FRESH_GROUND_SEEDS,
+    TRAINING_PHYSICS_SEED,
+    OptimizerConfig,
+    Progress,
+    SearchConfig,
+)
 from rewardloop.control.controllers import Carry, Controller, controller_for, make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.policy import Policy, shipped_gaits
@@ -33,6 +39,7 @@ from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardFunction, term_statistics
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import CompiledScene, compile_scene, random_physics
+from rewardloop.sim.terrain import Terrain
 
 
 @dataclass(frozen=True)
@@ -160,10 +167,19 @@ class PolicySearch:
         self.grounds = [compile_scene(dataclasses.replace(scene.scene, terrain=terrain))
                         for terrain in [*terrains, *config.perturbations.grounds]]
         self.grounds += [compile_scene(dataclasses.replace(scene.scene, physics=physics)) for physics in draws]
+        self.fresh: list[CompiledScene] = []
         self.steps = 0
 
+    def draw_grounds(self) -> None:
+        """Draw the fresh rough grounds of the next generation (config.perturbations.fresh_grounds of them)."""
+        config = self.config.perturbations
+        seeds = self.rng.integers(*FRESH_GROUND_SEEDS, size=config.fresh_grounds)
+        self.fresh = [compile_scene(dataclasses.replace(
+            self.scene.scene, terrain=Terrain("rough", roughness=config.fresh_roughness, seed=int(seed))))
+            for seed in seeds]
+
     def evaluate(self, sim: Simulator, params: np.ndarray) -> Scores:
-        """Scores of [N, P] candidates, averaged over the perturbation runs."""
+        """Scores of [N, P] candidates, averaged over the perturbation runs (on this generation's fresh grounds)."""
         runs = self._perturbed(params)
         batch, count = np.concatenate(runs), len(params)
         kicks = []
@@ -172,11 +188,12 @@ class PolicySearch:
             kick[run * count : (run + 1) * count, 1] = velocity
             kicks.append((step, kick))
         alive, returns = self._scored(sim, batch, kicks)
-        for ground in self.grounds:  # the same candidates on other ground or physics, one more run each
+        grounds = [*self.grounds, *self.fresh]
+        for ground in grounds:  # the same candidates on other ground or physics, one more run each
             with Simulator(ground, nthread=sim.nthread) as other:
                 more = self._scored(other, params)
             alive, returns = np.concatenate([alive, more[0]]), np.concatenate([returns, more[1]])
-        shape = (len(runs) + len(self.grounds), count)
+        shape = (len(runs) + len(grounds), count)
         return Scores(alive=alive.reshape(shape).mean(axis=0), returns=returns.reshape(shape).mean(axis=0))
 
     def _scored(self, sim: Simulator, batch: np.ndarray,
@@ -207,6 +224,7 @@ class PolicySearch:
             import cma
 
         begin, config = time.perf_counter(), self.config
+        self.draw_grounds()
         best, best_scores = start, self.evaluate(sim, start[None])
         history = [(float(best_scores.alive[0]), float(best_scores.returns[0]))]
         options = {"bounds": [0.0, 1.0], "popsize": config.population, "seed": self.seed + 1, "verbose": -9}
@@ -219,7 +237,8 @@ class PolicySearch:
             unit = np.asarray(strategy.ask())
             params = np.repeat(start[None], len(unit), axis=0)
             params[:, free] = low + np.clip(unit, 0.0, 1.0) * span
-            if self.config.perturbations.noise_draws:  # a noisy score: the incumbent is scored again on the same draws
+            if config.perturbations.noisy:  # the incumbent is scored again on the same draws and grounds
+                self.draw_grounds()
                 together = self.evaluate(sim, np.vstack([params, best[None]]))
                 scores, best_scores = _split(together, len(params))
             else:
