@@ -622,10 +622,36 @@ def test_fresh_grounds_are_new_rough_grounds_every_generation(humanoid_walking, 
     search.draw_grounds = recorded
     with Simulator(humanoid_walking, nthread=1) as sim:
         search.run(sim, controller.space.default)
-    assert len(drawn) == 3  # the start's evaluation and each generation's
+    assert len(drawn) >= 3  # the start's evaluation, each generation's (and each rematch's)
     seeds = [terrain.seed for grounds in drawn for terrain in grounds]
-    assert len(set(seeds)) == 6 and min(seeds) >= 1000
+    assert len(set(seeds)) == 2 * len(drawn) and min(seeds) >= 1000
     assert all(t.kind == "rough" and t.roughness == 0.02 for grounds in drawn for t in grounds)
+
+
+@pytest.mark.parametrize("rematch, kept", [(0.0, "incumbent"), (0.9, "challenger")])
+def test_a_noisy_win_stands_only_if_it_holds_in_a_rematch(humanoid_walking, walk, rematch, kept):
+    # The start scores 0.5 alive; in the generation a candidate scores 1.0 against the incumbent's 0.5 on the same
+    # draws; both are scored again on new draws: the challenger's average decides.
+    config = SearchConfig(population=4, generations=1, perturbations=Perturbations(fresh_grounds=1))
+    controller = make_controller("gait_tracker", humanoid_walking)
+    search = PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.05, seed=0)
+    calls = []
+
+    def scripted(_sim, params: np.ndarray) -> Scores:
+        calls.append(len(params))
+        alive = {1: [0.5], 2: [*[0.5] * 3, 1.0, 0.5]}.get(len(calls), [rematch, 0.5])
+        return Scores(np.array(alive), np.zeros(len(alive)))
+
+    search.evaluate = scripted
+    start = controller.space.default
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        best, scores, _ = search.run(sim, start)
+    assert calls == [1, 5, 2]  # the start, the generation with the incumbent, the rematch
+    if kept == "incumbent":
+        np.testing.assert_array_equal(best, start)
+        assert scores.alive[0] == 0.5
+    else:
+        assert not np.array_equal(best, start) and scores.alive[0] == pytest.approx(0.95)
 
 
 def test_bad_fresh_grounds_are_a_user_error():

@@ -52,6 +52,10 @@ class Scores:
     returns: np.ndarray
     """[N] mean reward per step over the lived episode, averaged over perturbation runs."""
 
+    def averaged(self, other: Scores) -> Scores:
+        """The mean of these scores and `other`'s (the same candidates on other runs)."""
+        return Scores((self.alive + other.alive) / 2, (self.returns + other.returns) / 2)
+
     def ranking(self) -> np.ndarray:
         """[N] indices best first: longest alive, then highest return."""
         return np.lexsort((-np.nan_to_num(self.returns, nan=-np.inf), -np.round(self.alive, 3)))
@@ -248,8 +252,12 @@ class PolicySearch:
             fitness[order] = np.arange(len(order))  # CMA-ES minimises; only ranks matter
             strategy.tell(list(unit), list(fitness))
             top = order[0]
-            if _better(scores, top, best_scores):
-                best, best_scores = params[top], Scores(scores.alive[top : top + 1], scores.returns[top : top + 1])
+            challenger = Scores(scores.alive[top : top + 1], scores.returns[top : top + 1])
+            if config.perturbations.noisy and _better(challenger, 0, best_scores):
+                challenger, best_scores = self._rematch(sim, params[top], best, challenger, best_scores)
+                evaluations += 2
+            if _better(challenger, 0, best_scores):
+                best, best_scores = params[top], challenger
             generation, evaluations = generation + 1, evaluations + len(params)
             history.append((float(best_scores.alive[0]), float(best_scores.returns[0])))
             if progress is not None:
@@ -257,6 +265,16 @@ class PolicySearch:
         log = SearchLog(generation, evaluations * config.perturbations.runs, self.steps,
                         time.perf_counter() - begin, *history[-1], tuple(history))
         return best, best_scores, log
+
+    def _rematch(self, sim: Simulator, challenger: np.ndarray, incumbent: np.ndarray, challenger_scores: Scores,
+                 incumbent_scores: Scores) -> tuple[Scores, Scores]:
+        """A win on noisy draws, checked: the [P] challenger and the [P] incumbent scored again on new draws (noise
+        and fresh grounds); -> their scores averaged over both. The best of a generation often wins by luck: without
+        the rematch, the search returns the last lucky candidate, not the best gait it saw."""
+        self.draw_grounds()
+        again = self.evaluate(sim, np.vstack([challenger, incumbent]))
+        first, second = _split(again, 1)
+        return challenger_scores.averaged(first), incumbent_scores.averaged(second)
 
     def _out_of_time(self, begin: float) -> bool:
         return self.config.max_seconds is not None and time.perf_counter() - begin > self.config.max_seconds
