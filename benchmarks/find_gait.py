@@ -268,6 +268,7 @@ def main(argv: list[str] | None = None) -> None:
     search = PolicySearch(scene, controller, GaitObjective(program, args.human_weight, targets), config,
                           duration_s=args.duration, seed=args.seed)
     begin = saved = time.perf_counter()
+    previous = previous_stage(args)
 
     def show(generation: int, scores, params: np.ndarray) -> None:
         nonlocal saved
@@ -279,7 +280,7 @@ def main(argv: list[str] | None = None) -> None:
             note = f"unfinished: the best after {generation} generations ({now - begin:.0f} s)"
             Policy.of(controller, args.body, params).save(Path(args.out), found_by={
                 "script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
-                "checkpoint": note})
+                "checkpoint": note, "previous": previous})
 
     with Simulator(scene, nthread=args.threads) as sim:
         best, _, log = search.run(sim, start, show)
@@ -293,7 +294,7 @@ def main(argv: list[str] | None = None) -> None:
                 "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,
                 "best_return": log.best_return, "date": datetime.date.today().isoformat(),
                 "machine": f"{platform.machine()}, {platform.python_version()}"}
-    found_by["previous"] = previous_stage(args)
+    found_by["previous"] = previous
     Policy.of(controller, args.body, best).save(Path(args.out), found_by=found_by, measured=measured)
     print(json.dumps(measured, indent=1))
 
