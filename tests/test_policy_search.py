@@ -606,8 +606,8 @@ def test_physics_draws_add_runs_under_randomized_physics(humanoid_walking, walk)
 
 
 def test_fresh_grounds_are_new_rough_grounds_every_generation(humanoid_walking, walk):
-    # Each generation draws its own bump patterns (never the default ground or the benchmark's unseen ones), the
-    # same for every candidate of it, and the incumbent is scored again on them.
+    # Each evaluation round (the start's, each generation's, each rematch's) draws its own bump patterns, never
+    # the default ground or the benchmark's unseen ones (the incumbent's rescoring: the rematch test below).
     config = SearchConfig(population=4, generations=2,
                           perturbations=Perturbations(fresh_grounds=2, fresh_roughness=0.02))
     assert config.perturbations.runs == 3 and config.perturbations.noisy
