@@ -117,7 +117,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "max_hip_flexion_deg=36 (a margin, so the gait meets the real one on another CPU)")
     parser.add_argument("--flat-foot", type=float, default=0.0,
                         help="weight of a term against standing on the toes (0: none)")
-    parser.add_argument("--terrain", default="flat", help="ground of the trials: flat, rough, slope or stairs")
+    parser.add_argument("--terrain", default="flat", metavar="KIND[:VALUE]",
+                        help="ground of the trials, as a --grounds entry (stairs:0.03: stairs of 3-cm rise)")
     parser.add_argument("--terrain-seeds", nargs="*", type=int, default=[], metavar="SEED",
                         help="on rough ground: more trials on these bump patterns")
     parser.add_argument("--grounds", nargs="*", default=[], metavar="KIND[:VALUE]",
@@ -151,10 +152,11 @@ GROUND_VALUE = {"rough": "seed", "slope": "slope_deg", "stairs": "step_height"}
 """The one number a --grounds entry may give, per kind of ground."""
 
 
-def ground(spec: str) -> Terrain:
-    """'KIND[:VALUE]' -> that ground ('rough:3' is rough ground of seed 3); a UserError for a malformed one."""
+def ground(spec: str, option: str = "--grounds") -> Terrain:
+    """'KIND[:VALUE]' -> that ground ('rough:3' is rough ground of seed 3); a UserError naming `option` for a
+    malformed one."""
     kind, _, value = spec.partition(":")
-    form = f"--grounds takes flat, rough[:SEED], slope[:DEGREES] or stairs[:RISE_M], got {spec!r}"
+    form = f"{option} takes flat, rough[:SEED], slope[:DEGREES] or stairs[:RISE_M], got {spec!r}"
     if kind not in (*GROUND_VALUE, "flat") or (value and kind == "flat"):
         raise UserError(form)
     if not value:
@@ -251,7 +253,7 @@ def measure(controller_kind: str, body: str, vector: np.ndarray) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    scene = compile_scene(Scene(args.body, Terrain(args.terrain), start_speed=WALKING_START_SPEED))
+    scene = compile_scene(Scene(args.body, ground(args.terrain, "--terrain"), start_speed=WALKING_START_SPEED))
     kind = args.controller or starting_kind(args) or controller_for(scene)
     if kind is None:
         raise UserError(f"no structured controller walks {args.body} yet")

@@ -101,12 +101,14 @@ def test_find_gait_bad_target_is_one_line_and_exit_code_2(tmp_path):
                                                   "max_pelvis_yaw_deg, max_trunk_lean_deg"]
 
 
-@pytest.mark.parametrize("spec", ["hill", "flat:2", "slope:steep", "rough:1.5", "stairs:0.1:2"])
-def test_find_gait_bad_ground_is_one_line_and_exit_code_2(tmp_path, spec):
-    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--grounds", "flat", spec,
+@pytest.mark.parametrize(("option", "spec"), [("--grounds", "hill"), ("--grounds", "flat:2"),
+                                              ("--grounds", "slope:steep"), ("--grounds", "rough:1.5"),
+                                              ("--grounds", "stairs:0.1:2"), ("--terrain", "stairs:high")])
+def test_find_gait_bad_ground_is_one_line_and_exit_code_2(tmp_path, option, spec):
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), option, spec,
                              "--out", str(tmp_path / "gait.json")], timeout=120, capture_output=True, text=True)
     assert result.returncode == 2 and not (tmp_path / "gait.json").exists()
-    assert result.stderr.strip().splitlines() == ["find_gait.py: error: --grounds takes flat, rough[:SEED], "
+    assert result.stderr.strip().splitlines() == [f"find_gait.py: error: {option} takes flat, rough[:SEED], "
                                                   f"slope[:DEGREES] or stairs[:RISE_M], got {spec!r}"]
 
 

@@ -17,14 +17,16 @@ from rewardloop.control.gait_tracker import (
     STANCE,
     TRIPPED,
     curve_at,
+    ground_at,
     human_curves,
+    rise_ahead,
     swing_lift,
 )
 from rewardloop.control.humanoid import AI, KN
 from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
-from rewardloop.sim.terrain import Terrain
+from rewardloop.sim.terrain import STAIRS_START, Terrain, ground_map
 
 
 @pytest.fixture(scope="module")
@@ -81,14 +83,14 @@ def test_the_swing_knee_follows_the_curve_and_a_larger_scale_bends_it_more(human
 
 def test_lift_bends_the_swing_knee_in_mid_swing_only():
     p, memory = PARAMETERS.vector({}), np.zeros(3)
-    lifts = [swing_lift(memory, p, 0.4, 0.0, False, phase, False) for phase in (0.3, 0.5, 0.625, 0.75, 1.0)]
+    lifts = [swing_lift(memory, p, 0.4, 0.0, 0.0, False, phase, False) for phase in (0.3, 0.5, 0.625, 0.75, 1.0)]
     np.testing.assert_allclose(lifts, [0.0, 0.0, 0.2, 0.4, 0.0], atol=1e-12)
 
 
 def test_a_stumble_in_mid_swing_adds_trip_lift_until_the_next_step():
     # touch_min 0.7: a touchdown may end the step from 85 % of the swing leg's cycle; a contact at 60 % is a stumble.
     p, memory = PARAMETERS.vector({"touch_min": 0.7}), np.zeros(3)
-    lift = functools.partial(swing_lift, memory, p, 0.0, 0.5)  # trip_lift 0.5
+    lift = functools.partial(swing_lift, memory, p, 0.0, 0.5, 0.0)  # trip_lift 0.5
     assert lift(True, 0.52, False) == 0.0 and memory[TRIPPED] == 0.0  # toe-off, not a stumble
     assert lift(True, 0.6, False) == pytest.approx(0.5) and memory[TRIPPED] == 1.0
     assert lift(False, 0.7, False) == pytest.approx(0.5)  # off the ground again: still lifting
@@ -97,9 +99,64 @@ def test_a_stumble_in_mid_swing_adds_trip_lift_until_the_next_step():
     assert lift(False, 0.55, True) == 0.0 and memory[TRIPPED] == 0.0  # a new step clears it
 
 
+@pytest.mark.parametrize("terrain", [Terrain("flat"), Terrain("slope", slope_deg=10.0),
+                                     Terrain("rough", roughness=0.08, seed=3), Terrain("stairs", step_height=0.12)])
+def test_the_ground_map_reads_the_terrains_height(terrain):
+    # The map is what the tracker sees; Terrain.height is the physics' ground (test_scenes checks it by ray casts).
+    # Nearest samples 2 cm apart: within the ground's change over 1.4 cm; stair edges themselves are skipped.
+    ground, rng = ground_map(terrain), np.random.default_rng(1)
+    xs, ys = rng.uniform(-1.0, 12.0, 300), rng.uniform(-2.0, 2.0, 300)
+    if terrain.kind == "stairs":
+        keep = np.abs((xs - STAIRS_START) / terrain.step_depth - np.round((xs - STAIRS_START) / terrain.step_depth))
+        xs, ys = xs[keep * terrain.step_depth > 0.015], ys[keep * terrain.step_depth > 0.015]
+    seen = np.array([ground_at(ground, x, y) for x, y in zip(xs, ys, strict=True)])
+    tolerance = {"flat": 0.0, "slope": 0.003, "rough": 0.01, "stairs": 1e-6}[terrain.kind]
+    np.testing.assert_allclose(seen, terrain.height(xs, ys), atol=tolerance)
+
+
+@pytest.mark.parametrize(("stance_x", "swing_toe_x", "rise"), [
+    (1.0, 1.0, 0.0),  # the first stair 0.5 m ahead of the toe: out of sight
+    (1.0, 1.3, 0.08),  # 0.2 m ahead: one stair up
+    (1.7, 1.65, 0.08),  # standing on the first stair, the second within sight
+    (1.7, 2.2, 0.16),  # the swing toe above the second stair, the third 0.1 m ahead: two up from the stance foot
+    (2.5, 1.0, 0.0),  # the ground ahead of the swing toe lower than the stance foot's: no rise
+])
+def test_rise_ahead_is_the_highest_ground_in_sight_above_the_stance_foot(stance_x, swing_toe_x, rise):
+    # Sensors: 11 three-number slots; the left foot (0) stands, its heel and toe 0.1 m either side of stance_x;
+    # the heading is +x. Stairs of 8 cm rise and 40 cm run from x = 1.5.
+    sensors, s = np.arange(0, 33, 3), np.zeros(33)
+    s[sensors[5]], s[sensors[6]], s[sensors[8]] = stance_x - 0.1, stance_x + 0.1, swing_toe_x
+    ground = ground_map(Terrain("stairs", step_height=0.08))
+    assert rise_ahead(s, sensors, ground, 0, 1.0, 0.0) == pytest.approx(rise, abs=1e-6)
+
+
+@pytest.mark.parametrize("stairs", [False, True])
+def test_a_stair_seen_ahead_bends_the_swing_knee_more_and_nothing_on_flat_ground(stairs):
+    # Right leg in stance at mid-step, the body moved so the left (swing) toe is 0.2 m before the first 8-cm stair:
+    # look_lift 2 rad/m flexes the left knee's command (soft knees, joint_kp 1: not at the motor's limit); on flat
+    # ground no command changes.
+    scene = compile_scene(Scene("humanoid", Terrain("stairs") if stairs else Terrain("flat"),
+                                start_speed=WALKING_START_SPEED))
+    controller = make_controller("gait_tracker", scene)
+    toe = scene.layout.sensors["left_toe_pos"][0]
+    params = np.stack([PARAMETERS.vector({"joint_kp": 1.0}), PARAMETERS.vector({"joint_kp": 1.0, "look_lift": 2.0})])
+    with Simulator(scene, nthread=1) as sim:
+        toe_x = run_controller(sim, controller, params[:1], nstep=1).sensordata[0, 0, toe]
+        state = np.repeat(scene.initial_state[None], 2, axis=0)
+        state[:, 1] += STAIRS_START - 0.2 - toe_x  # the root's x
+        carry = Carry.fresh(controller, scene, 2)
+        carry.memory[:, STANCE], carry.memory[:, CLOCK] = 1.0, PARAMETERS.default[PARAMETERS.index("step_time")] / 2
+        controls = run_controller(sim, controller, params, nstep=1, carry=carry, initial_state=state).control[:, 0]
+    knee, sign = int(controller.layout.legs[0, KN, 2]), controller.layout.legs[0, KN, 3]
+    if stairs:
+        assert sign * (controls[1, knee] - controls[0, knee]) > 0.05
+    else:
+        np.testing.assert_array_equal(controls[1], controls[0])
+
+
 def test_the_reactions_are_off_by_default():
     defaults = PARAMETERS.named(PARAMETERS.default)
-    reactions = ("lift", "trip_lift", "ankle_lat", "slope_hip", "slope_trunk", "slope_ankle")
+    reactions = ("lift", "trip_lift", "ankle_lat", "slope_hip", "slope_trunk", "slope_ankle", "look_lift", "look_hip")
     assert [defaults[name] for name in reactions] == [0.0] * len(reactions)
 
 

@@ -15,7 +15,7 @@ from rewardloop.control.muscle_tracker import AN, FOOT_KP, HF, JOINTS, KN, PARAM
 from rewardloop.control.policy import shipped_gait
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
-from rewardloop.sim.terrain import Terrain
+from rewardloop.sim.terrain import STAIRS_START, Terrain
 
 
 @pytest.fixture(scope="module")
@@ -24,16 +24,18 @@ def legs():
     return scene, make_controller("muscle_tracker", scene)
 
 
-def targets(legs, params: np.ndarray, memory: np.ndarray) -> np.ndarray:
-    """[B, J] the kernel's target postures at the walking start for [B, P] params and [B, 4] memory."""
+def targets(legs, params: np.ndarray, memory: np.ndarray, ahead: float = 0.0) -> np.ndarray:
+    """[B, J] the kernel's target postures at the walking start, moved `ahead` m along x, for [B, P] params and
+    [B, 4] memory."""
     scene, tracker = legs
     batch = len(params)
     state = np.repeat(scene.initial_state[None], batch, axis=0)
+    state[:, 1] += ahead  # the root's x
     with Simulator(scene, nthread=1) as sim:
-        sensed = run_controller(sim, tracker, params, nstep=1).sensordata[:, 0]
+        sensed = run_controller(sim, tracker, params, nstep=1, initial_state=state).sensordata[:, 0]
     out = np.zeros((batch, tracker.muscles.space.size))
-    _targets_kernel(state, sensed, memory.copy(), params, tracker.curves, tracker.joints, tracker.sensors,
-                    tracker.yaw_sign, tracker.interval, out)
+    _targets_kernel(state, sensed, memory.copy(), params, tracker.curves, tracker.ground, tracker.joints,
+                    tracker.sensors, tracker.yaw_sign, tracker.interval, out)
     return out
 
 
@@ -99,6 +101,29 @@ def test_the_slope_measured_at_the_last_touchdown_moves_its_targets(legs, name):
         for joint in range(len(JOINTS)):
             column, sign = int(joints[side, joint, 3]), joints[side, joint, 2]
             assert sign * (out[1, column] - out[0, column]) == pytest.approx(moved.get((side, joint), 0.0))
+
+
+@pytest.mark.parametrize("rise", [0.0, 0.08])
+def test_a_rise_seen_ahead_bends_the_swing_knee_and_reaches_with_the_thigh(rise):
+    # Right leg in stance at mid-step (the left at 75 % of its cycle), the body moved so the left toe is 0.2 m
+    # before the first stair: look_lift 3 and look_hip 2 rad/m bend the swing knee 3 × rise and raise its thigh
+    # 2 × rise (× swing_stiffness) for stairs of that rise; nothing else moves, and nothing on flat ground.
+    scene = compile_scene(Scene("myolegs", Terrain("stairs", step_height=rise) if rise else Terrain("flat"),
+                                start_speed=WALKING_START_SPEED))
+    tracker = make_controller("muscle_tracker", scene)
+    toe = scene.layout.sensors["left_toe_pos"][0]
+    with Simulator(scene, nthread=1) as sim:
+        toe_x = run_controller(sim, tracker, PARAMETERS.default[None], nstep=1).sensordata[0, 0, toe]
+    p = PARAMETERS.named(PARAMETERS.default)
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[1, [PARAMETERS.index("look_lift"), PARAMETERS.index("look_hip")]] = 3.0, 2.0
+    out = targets((scene, tracker), params, np.array([[1.0, p["step_time"] / 2, 0.0, 0.0]] * 2),
+                  ahead=STAIRS_START - 0.2 - toe_x)
+    moved = {(0, KN): 3.0 * rise * p["swing_stiffness"], (0, HF): 2.0 * rise * p["swing_stiffness"]}
+    for side in range(2):
+        for joint in range(len(JOINTS)):
+            column, sign = int(tracker.joints[side, joint, 3]), tracker.joints[side, joint, 2]
+            assert sign * (out[1, column] - out[0, column]) == pytest.approx(moved.get((side, joint), 0.0), abs=1e-6)
 
 
 def test_the_tracker_measures_the_slope_at_each_touchdown():

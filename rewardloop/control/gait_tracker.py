@@ -26,6 +26,10 @@ of the curves:
   sideways CoM speed; at each touchdown the tracker measures the ground's slope between the feet (their lowest
   points), and the swing thigh, the pelvis pitch and both ankles add `slope_hip`, `slope_trunk` and `slope_ankle`
   times it (all 0 by default: the gait on flat ground is unchanged);
+- the tracker sees the ground (a robot's height map: `terrain.ground_map`): over the swing, the swing knee bends
+  `look_lift` and the swing thigh reaches `look_hip` more per metre that the ground within LOOK_AHEAD of the swing
+  toe rises above the ground under the stance foot (a stair, a bump), the knee's fading out over the last quarter
+  of the cycle, as the stumble's does (both 0 by default; the rise is 0 on flat ground);
 - the arms swing against the legs (`arm_swing`), the chest leans `chest_lean` on the pelvis.
 Heading follows `turn_rate` (rad/s, + left). Angles are semantic (hip flexion + forward, knee flexion + bent,
 ankle dorsiflexion + toes up); commands are fractions of each motor's strength.
@@ -56,6 +60,7 @@ from rewardloop.control.humanoid import (
 )
 from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.scene import CompiledScene
+from rewardloop.sim.terrain import GROUND_MAP_STEP, HFIELD_EXTENT, ground_map
 
 P = Parameter
 GAIT = (
@@ -98,20 +103,25 @@ PARAMETERS = ParameterSpace((
     P("slope_hip", 0.0, 2.0, 0.0, "rad/rad", "swing thigh angle added per rad of the ground's slope, + uphill"),
     P("slope_trunk", 0.0, 2.0, 0.0, "rad/rad", "pelvis pitch added per rad of the ground's slope, + uphill"),
     P("slope_ankle", 0.0, 1.5, 0.0, "rad/rad", "ankle dorsiflexion added per rad of the ground's slope, + uphill"),
+    P("look_lift", 0.0, 8.0, 0.0, "rad/m", "swing knee flexion added per metre the ground ahead of the swing toe "
+      "rises above the stance foot's (a stair): clearance where it is needed"),
+    P("look_hip", 0.0, 6.0, 0.0, "rad/m", "swing thigh angle added per metre of that rise: the foot reaches up onto "
+      "the step"),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
 (rewardloop/control/gaits/humanoid-gait_machine.json, rounded); they take a few steps from the walking start and
 are where gait searches from 'default' begin."""
 REACTIONS = tuple(p for p in PARAMETERS.parameters
-                  if p.name in ("lift", "trip_lift", "slope_hip", "slope_trunk", "slope_ankle"))
-"""The reactions to the ground (clearance, the stumble's elevating reaction, the slope's), which the muscle tracker
-shares: 0 by default, so a gait without them walks as before."""
+                  if p.name in ("lift", "trip_lift", "slope_hip", "slope_trunk", "slope_ankle",
+                                                             "look_lift", "look_hip"))
+"""The reactions to the ground (clearance, the stumble's elevating reaction, the slope's, the rise seen ahead), which
+the muscle tracker shares: 0 by default, so a gait without them walks as before."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
  HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP, LIFT, TRIP_LIFT, ANKLE_LAT, SLOPE_HIP, SLOPE_TRUNK,
- SLOPE_ANKLE) = range(PARAMETERS.size)
+ SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP) = range(PARAMETERS.size)
 STANCE, CLOCK, TRIPPED, SLOPE = 0, 1, 2, 3
 """Memory columns: the stance leg (0 left, 1 right), the time since its touchdown (s) and (this tracker's own)
 whether the swing foot has stumbled during this step (1) or not (0), and the slope of the ground (rad, + uphill)
@@ -120,6 +130,10 @@ MAX_SLOPE = 0.4
 """Largest ground slope (rad, either way) the tracker believes it measures; steeper readings are clipped."""
 LONGEST_STEP = 1.5
 """A step ends at this multiple of step_time even without a touchdown."""
+LOOK_AHEAD = 0.3
+"""How far ahead of the swing foot's toe (m, along the heading) the tracker looks at the ground."""
+MAX_RISE = 0.3
+"""Largest rise of the ground ahead (m) the tracker reacts to; the ground falling away reads as 0."""
 
 
 def human_curves() -> np.ndarray:
@@ -145,11 +159,12 @@ class GaitTracker:
         self.dt, self.nu, self.nq = scene.dt, scene.model.nu, scene.model.nq
         self.layout = humanoid_layout(scene)
         self.curves = np.ascontiguousarray(human_curves())
+        self.ground = ground_map(scene.scene.terrain)
 
     def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
         controls = np.empty((len(state), self.chunk, self.nu))
         _tracker_kernel(np.ascontiguousarray(state), np.ascontiguousarray(sensed), memory, params, self.curves,
-                        *self.layout, self.nq, self.dt * self.chunk, controls)
+                        self.ground, *self.layout, self.nq, self.dt * self.chunk, controls)
         return controls
 
 
@@ -194,18 +209,20 @@ def swing_aims(p: np.ndarray, s: np.ndarray, sensors: np.ndarray, curves: np.nda
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def swing_lift(memory: np.ndarray, p: np.ndarray, lift: float, trip_lift: float, touching: bool, phase: float,
-               stepped: bool) -> float:
+def swing_lift(memory: np.ndarray, p: np.ndarray, lift: float, trip_lift: float, seen: float, touching: bool,
+               phase: float, stepped: bool) -> float:
     """Knee flexion (rad) added to the swing leg's curve at its `phase`: `lift` over mid-swing (sin² from 50 % to
-    100 % of the cycle), and `trip_lift` for the rest of a step whose swing foot struck the ground (`touching`)
-    between 55 % and the earliest touchdown (`touch_min` of `p`'s GAIT), fading out over the last quarter. Updates
-    the row's stumble flag in `memory` [3] (cleared when a step begins: `stepped`)."""
+    100 % of the cycle), `trip_lift` for the rest of a step whose swing foot struck the ground (`touching`)
+    between 55 % and the earliest touchdown (`touch_min` of `p`'s GAIT), and `seen` (for the ground ahead) over the
+    swing, both fading out over the last quarter. Updates the row's stumble flag in `memory` [3] (cleared when a
+    step begins: `stepped`)."""
     if stepped:
         memory[TRIPPED] = 0.0
     if touching and 0.55 < phase < 0.5 + 0.5 * p[TOUCH_MIN]:
         memory[TRIPPED] = 1.0
     bump = math.sin(2.0 * math.pi * (phase - 0.5)) ** 2 if phase > 0.5 else 0.0
-    return lift * bump + trip_lift * memory[TRIPPED] * min(1.0, 4.0 * (1.0 - phase))
+    fade = min(1.0, 4.0 * (1.0 - phase)) if phase > 0.5 else 0.0
+    return lift * bump + (trip_lift * memory[TRIPPED] + seen) * fade
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
@@ -220,6 +237,28 @@ def ground_slope(s: np.ndarray, sensors: np.ndarray, stance: int, fx: float, fy:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def ground_at(ground: np.ndarray, x: float, y: float) -> float:
+    """The height (m) of a `terrain.ground_map` at the sample nearest (x, y), clamped to the map's edges."""
+    i = min(max(round((x - HFIELD_EXTENT[0]) / GROUND_MAP_STEP), 0), ground.shape[0] - 1)
+    j = min(max(round((y - HFIELD_EXTENT[2]) / GROUND_MAP_STEP), 0), ground.shape[1] - 1)
+    return ground[i, j]
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def rise_ahead(s: np.ndarray, sensors: np.ndarray, ground: np.ndarray, stance: int, fx: float, fy: float) -> float:
+    """How much higher (m, within [0, MAX_RISE]) the ground's highest point within LOOK_AHEAD of the swing toe,
+    along the heading (fx, fy), is than the ground under the middle of the `stance` foot."""
+    heel, toe = sensors[5 + 2 * stance], sensors[6 + 2 * stance]
+    base = ground_at(ground, 0.5 * (s[heel] + s[toe]), 0.5 * (s[heel + 1] + s[toe + 1]))
+    swing_toe = sensors[6 + 2 * (1 - stance)]
+    top, samples = base, round(LOOK_AHEAD / GROUND_MAP_STEP)
+    for k in range(samples + 1):
+        reach = LOOK_AHEAD * k / samples
+        top = max(top, ground_at(ground, s[swing_toe] + reach * fx, s[swing_toe + 1] + reach * fy))
+    return min(top - base, MAX_RISE)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _lowest_point(s: np.ndarray, sensors: np.ndarray, foot: int) -> tuple[float, float, float]:
     """World position of `foot`'s heel or toe, whichever is lower."""
     heel, toe = sensors[5 + 2 * foot], sensors[6 + 2 * foot]
@@ -228,9 +267,10 @@ def _lowest_point(s: np.ndarray, sensors: np.ndarray, foot: int) -> tuple[float,
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, sensors, nq, interval, controls):
+def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, trunk, sensors, nq, interval,
+                    controls):
     """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 4] memory (in place), [b, P]
-    params, [3, K] human curves (rad) -> controls [b, chunk, nu] (written)."""
+    params, [3, K] human curves (rad), [nx, ny] ground map -> controls [b, chunk, nu] (written)."""
     angle, rate, cmd, phase = np.empty((2, 6)), np.empty((2, 6)), np.zeros((2, 6)), np.empty(2)
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
@@ -240,8 +280,9 @@ def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, se
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
-        lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], s[sensors[CONTACT + swing]] > 0, phase[swing],
-                          stance != before)
+        rise = rise_ahead(s, sensors, ground, stance, fx, fy)
+        lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], p[LOOK_LIFT] * rise, s[sensors[CONTACT + swing]] > 0,
+                          phase[swing], stance != before)
         if stance != before:
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]
@@ -253,8 +294,8 @@ def _tracker_kernel(state, sensed, memory, params, curves, legs, arms, trunk, se
         roll_torque = clip(p[TRUNK_KP] * (0.0 - roll) - p[TRUNK_KD] * roll_rate)
         yaw_torque = clip(p[YAW_KP] * heading_error - p[TRUNK_KD] * yaw_rate)
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)
-        balance_hips(cmd, angle, rate, swing, p[HIP_KP], p[HIP_KD], thigh + p[SLOPE_HIP] * slope + pitch,
-                     outward * (roll - lateral),
+        hip_aim = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + pitch
+        balance_hips(cmd, angle, rate, swing, p[HIP_KP], p[HIP_KD], hip_aim, outward * (roll - lateral),
                      -outward * heading_error, pitch_torque, roll_torque, yaw_torque)
         for side in range(2):
             kp = p[STANCE_KP] if side == stance else p[JOINT_KP]

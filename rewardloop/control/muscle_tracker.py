@@ -15,7 +15,8 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   `swing_stiffness` times;
 - the ground's reactions are the humanoid tracker's (`REACTIONS`): knee `lift` in mid-swing and `trip_lift` after a
   stumble on the swing knee; the slope measured between the feet at each touchdown, scaled, on the swing thigh
-  (`slope_hip`), the pelvis pitch (`slope_trunk`) and the ankles (`slope_ankle`);
+  (`slope_hip`), the pelvis pitch (`slope_trunk`) and the ankles (`slope_ankle`); the rise of the ground seen ahead
+  of the swing toe on its knee (`look_lift`) and thigh (`look_hip`);
 - torque = kp × (target − angle) − `damping` × kp × rate, with kp `hip_kp`, `knee_kp`, `ankle_kp` (FOOT_KP on the
   subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk.
 The clock, phases and heading (`turn_rate`) are the humanoid tracker's. Our own code; anchors: Coros, Beaudoin and
@@ -47,6 +48,7 @@ from rewardloop.control.gait_tracker import (
     curve_at,
     ground_slope,
     human_curves,
+    rise_ahead,
     step_clock,
     swing_aims,
     swing_lift,
@@ -57,6 +59,7 @@ from rewardloop.control.musclebody import hip_rotators
 from rewardloop.control.muscles import MuscleTorques
 from rewardloop.sim.bodies import SIDES
 from rewardloop.sim.scene import CompiledScene
+from rewardloop.sim.terrain import ground_map
 
 UPDATE_S = 0.004
 """Time between two updates of the targets and excitations (s)."""
@@ -86,7 +89,7 @@ PARAMETERS = ParameterSpace((
 stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24). The defaults walk a
 few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
- TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE) = range(len(GAIT), PARAMETERS.size)
+ TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP) = range(len(GAIT), PARAMETERS.size)
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -108,6 +111,7 @@ class MuscleTracker:
         self.neutral = np.clip(0.0, space.low, space.high)
         """[J] the posture targets of the joints the tracker does not set (subtalar, toes)."""
         self.curves = np.ascontiguousarray(human_curves())
+        self.ground = ground_map(scene.scene.terrain)
         self.sensors = np.array([scene.layout.sensors[name][0] for name in SENSORS], dtype=np.int64)
         self.joints = leg_columns(scene)
         rotation, _ = hip_rotators(scene)
@@ -122,8 +126,8 @@ class MuscleTracker:
     def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
         state = np.ascontiguousarray(state)
         targets = np.repeat(self.neutral[None], len(state), axis=0)
-        _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.joints, self.sensors,
-                        self.yaw_sign, self.interval, targets)
+        _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.ground, self.joints,
+                        self.sensors, self.yaw_sign, self.interval, targets)
         kp = self.stiffness(params)
         torque = kp * (targets - state[:, self.angle_index]) - params[:, DAMPING, None] * kp * state[:, self.rate_index]
         return np.repeat(self.muscles(state, torque)[:, None], self.chunk, axis=1)
@@ -145,10 +149,10 @@ def leg_columns(scene: CompiledScene) -> np.ndarray:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _targets_kernel(state, sensed, memory, params, curves, joints, sensors, yaw_sign, interval, targets):
+def _targets_kernel(state, sensed, memory, params, curves, ground, joints, sensors, yaw_sign, interval, targets):
     """Target postures for every row: [b, nstate], [b, nsensor], [b, 4] memory (in place; `gait_tracker`'s
-    columns), [b, P] params, [3, K] human curves (rad), [2, 5, 4] leg columns, [2] yaw signs (`hip_rotators`) ->
-    targets [b, J] (the leg joints' columns written, in MJCF angles)."""
+    columns), [b, P] params, [3, K] human curves (rad), [nx, ny] ground map, [2, 5, 4] leg columns, [2] yaw signs
+    (`hip_rotators`) -> targets [b, J] (the leg joints' columns written, in MJCF angles)."""
     angle, aim, phase = np.empty((2, 5)), np.empty((2, 5)), np.empty(2)
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
@@ -158,8 +162,9 @@ def _targets_kernel(state, sensed, memory, params, curves, joints, sensors, yaw_
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
-        lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], s[sensors[CONTACT + swing]] > 0, phase[swing],
-                          stance != before)
+        rise = rise_ahead(s, sensors, ground, stance, fx, fy)
+        lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], p[LOOK_LIFT] * rise, s[sensors[CONTACT + swing]] > 0,
+                          phase[swing], stance != before)
         if stance != before:
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]
@@ -171,7 +176,7 @@ def _targets_kernel(state, sensed, memory, params, curves, joints, sensors, yaw_
                              + p[SLOPE_ANKLE] * slope)
         aim[swing, KN] += lift
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)
-        aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + pitch
+        aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + pitch
         aim[swing, HA] = outward * (roll - lateral)
         aim[swing, HR] = 0.0
         trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope

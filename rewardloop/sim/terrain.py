@@ -20,6 +20,8 @@ HFIELD_EXTENT = (-3.0, 27.0, -6.0, 6.0)
 """x min, x max, y min, y max of the rough heightfield (m)."""
 HFIELD_RESOLUTION = 0.1
 """Spacing of heightfield samples (m)."""
+GROUND_MAP_STEP = 0.02
+"""Spacing of a ground map's samples (m): finer than a stair's edge matters to a foot."""
 STAIRS_START = 1.5
 """x at which the first stair begins (m)."""
 STAIRS_COUNT = 30
@@ -97,6 +99,19 @@ def rough_heights(amplitude: float, seed: int) -> np.ndarray:
     heights = smooth * start_patch
     heights.setflags(write=False)
     return heights
+
+
+def ground_map(terrain: Terrain) -> np.ndarray:
+    """[nx, ny] the ground's height (m) at x = x min + i × GROUND_MAP_STEP, y = y min + j × GROUND_MAP_STEP over
+    HFIELD_EXTENT: the ground as a controller that sees it reads it (a robot's height map). ny is 1 where the
+    ground does not vary sideways (slope, stairs), and the map [1, 1] zeros on flat ground: lookups clamp to the
+    map's edges."""
+    if terrain.kind == "flat":
+        return np.zeros((1, 1), dtype=np.float32)
+    x0, x1, y0, y1 = HFIELD_EXTENT
+    xs = np.arange(round((x1 - x0) / GROUND_MAP_STEP) + 1) * GROUND_MAP_STEP + x0
+    ys = np.arange(round((y1 - y0) / GROUND_MAP_STEP) + 1) * GROUND_MAP_STEP + y0
+    return np.ascontiguousarray(terrain.height(xs[:, None], ys[None, :]), dtype=np.float32)
 
 
 def _sample_grid(grid: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
