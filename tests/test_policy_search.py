@@ -375,6 +375,26 @@ def test_a_steering_search_moves_only_the_steering_parameters(humanoid_walking, 
     assert set(np.flatnonzero(moved)) == {PARAMETERS.index(name) for name in controller.steering}
 
 
+@pytest.mark.parametrize("terrain", [Terrain("flat"), Terrain("stairs")])
+def test_on_flat_ground_the_search_leaves_what_only_acts_through_the_ground_seen_ahead(walk, terrain):
+    # The gait tracker's look_lift and look_hip act on the rise of the ground ahead, 0 on flat ground: a flat
+    # search leaves them at the start's values (a robust gait's reactions survive a search on flat ground, and the
+    # search moves the same parameters as before they existed); on stairs it moves them with the rest.
+    from rewardloop.control import gait_tracker
+    scene = compile_scene(Scene("humanoid", terrain, start_speed=WALKING_START_SPEED))
+    controller = make_controller("gait_tracker", scene)
+    search = PolicySearch(scene, controller, walk, TINY_SEARCH, duration_s=0.25, seed=3)
+    asked = []
+    evaluate = search.evaluate
+    search.evaluate = lambda sim, params: asked.append(params.copy()) or evaluate(sim, params)
+    start = gait_tracker.PARAMETERS.vector({"look_lift": 2.0, "look_hip": 1.0})
+    with Simulator(scene, nthread=2) as sim:
+        search.run(sim, start)
+    moved = set(np.flatnonzero(np.any(np.vstack(asked) != start, axis=0)))
+    sighted = {gait_tracker.LOOK_LIFT, gait_tracker.LOOK_HIP}
+    assert moved == set(range(gait_tracker.PARAMETERS.size)) - (sighted if terrain.kind == "flat" else set())
+
+
 def test_policy_search_scores_average_over_pushes(humanoid_flat, walk):
     # With one push, each candidate runs twice (unpushed, then kicked 4 m/s left at the start): its scores are the
     # mean of the two runs, each scored as if alone. (A push at 0 s adds no segment seam, so the unpushed run is

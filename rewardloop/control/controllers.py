@@ -36,6 +36,9 @@ class Parameter:
     """SI unit, or '-' for a ratio or a relative gain."""
     meaning: str
     """What it sets, in a sentence."""
+    sighted: bool = False
+    """It acts only through the ground the controller sees ahead, so it does nothing on flat ground (where a
+    search leaves it as it starts)."""
 
 
 @dataclass(frozen=True)

@@ -104,9 +104,9 @@ PARAMETERS = ParameterSpace((
     P("slope_trunk", 0.0, 2.0, 0.0, "rad/rad", "pelvis pitch added per rad of the ground's slope, + uphill"),
     P("slope_ankle", 0.0, 1.5, 0.0, "rad/rad", "ankle dorsiflexion added per rad of the ground's slope, + uphill"),
     P("look_lift", 0.0, 8.0, 0.0, "rad/m", "swing knee flexion added per metre the ground ahead of the swing toe "
-      "rises above the stance foot's (a stair): clearance where it is needed"),
+      "rises above the stance foot's (a stair): clearance where it is needed", sighted=True),
     P("look_hip", 0.0, 6.0, 0.0, "rad/m", "swing thigh angle added per metre of that rise: the foot reaches up onto "
-      "the step"),
+      "the step", sighted=True),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait

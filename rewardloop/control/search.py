@@ -160,9 +160,6 @@ class PolicySearch:
         self.seed = seed
         space = controller.space
         self.low, self.span = space.low, space.high - space.low
-        # [F] indices of the parameters the search moves
-        self.free = np.array([space.index(name) for name in controller.steering]) if config.steer_only \
-            else np.arange(space.size)
         self.pushes = [(round(t / scene.dt), kick) for t, kick in config.perturbations.pushes]
         terrains = [dataclasses.replace(scene.scene.terrain, seed=seed)
                     for seed in _rough(scene, config.perturbations.terrain_seeds)]
@@ -173,6 +170,18 @@ class PolicySearch:
         self.grounds += [compile_scene(dataclasses.replace(scene.scene, physics=physics)) for physics in draws]
         self.fresh: list[CompiledScene] = []
         self.steps = 0
+        self.free = self._free()
+        """[F] indices of the parameters the search moves."""
+
+    def _free(self) -> np.ndarray:
+        """[F] indices of the parameters the search moves: the controller's steering ones with `steer_only`, else
+        all; on flat ground only (every ground of the search), none that acts through the ground seen ahead."""
+        space, config = self.controller.space, self.config
+        names = self.controller.steering if config.steer_only else space.names
+        flat = not config.perturbations.fresh_grounds and all(
+            ground.scene.terrain.kind == "flat" for ground in (self.scene, *self.grounds))
+        return np.array([space.index(p.name) for p in space.parameters
+                         if p.name in names and not (flat and p.sighted)])
 
     def draw_grounds(self) -> None:
         """Draw the fresh rough grounds of the next generation (config.perturbations.fresh_grounds of them)."""
