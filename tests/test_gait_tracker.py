@@ -20,6 +20,7 @@ from rewardloop.control.gait_tracker import (
     ground_at,
     human_curves,
     rise_ahead,
+    step_rise,
     swing_lift,
 )
 from rewardloop.control.humanoid import AI, KN
@@ -130,6 +131,17 @@ def test_rise_ahead_is_the_highest_ground_in_sight_above_the_stance_foot(stance_
     assert rise_ahead(s, sensors, ground, 0, 1.0, 0.0) == pytest.approx(rise, abs=1e-6)
 
 
+@pytest.mark.parametrize(("stance_x", "swing_x", "rise"), [(1.7, 1.2, 0.08), (2.1, 1.7, 0.08), (1.2, 1.7, 0.0),
+                                                          (0.5, 1.0, 0.0)])
+def test_step_rise_is_how_far_the_stance_foots_ground_is_above_the_swing_foots(stance_x, swing_x, rise):
+    # Feet 0.2 m long (heel 0.1 m behind the middle); the left foot (0) stands. Stairs of 8 cm from x = 1.5.
+    sensors, s = np.arange(0, 33, 3), np.zeros(33)
+    s[sensors[5]], s[sensors[6]] = stance_x - 0.1, stance_x + 0.1
+    s[sensors[7]], s[sensors[8]] = swing_x - 0.1, swing_x + 0.1
+    ground = ground_map(Terrain("stairs", step_height=0.08))
+    assert step_rise(s, sensors, ground, 0) == pytest.approx(rise, abs=1e-6)
+
+
 @pytest.mark.parametrize("stairs", [False, True])
 def test_a_stair_seen_ahead_bends_the_swing_knee_more_and_nothing_on_flat_ground(stairs):
     # Right leg in stance at mid-step, the body moved so the left (swing) toe is 0.2 m before the first 8-cm stair:
@@ -156,7 +168,8 @@ def test_a_stair_seen_ahead_bends_the_swing_knee_more_and_nothing_on_flat_ground
 
 def test_the_reactions_are_off_by_default():
     defaults = PARAMETERS.named(PARAMETERS.default)
-    reactions = ("lift", "trip_lift", "ankle_lat", "slope_hip", "slope_trunk", "slope_ankle", "look_lift", "look_hip")
+    reactions = ("lift", "trip_lift", "ankle_lat", "slope_hip", "slope_trunk", "slope_ankle", "look_lift", "look_hip",
+                 "look_push")
     assert [defaults[name] for name in reactions] == [0.0] * len(reactions)
 
 

@@ -126,6 +126,29 @@ def test_a_rise_seen_ahead_bends_the_swing_knee_and_reaches_with_the_thigh(rise)
             assert sign * (out[1, column] - out[0, column]) == pytest.approx(moved.get((side, joint), 0.0), abs=1e-6)
 
 
+@pytest.mark.parametrize("rise", [0.0, 0.08])
+def test_standing_a_step_up_straightens_the_stance_knee_by_look_push(rise):
+    # Left leg in stance at mid-step (in the walking start it is ahead), the body moved so the middle of the left
+    # foot is on the first stair (0.2 m onto it) and the right foot still below: look_push 3 rad/m straightens the
+    # stance knee's target by 3 × rise (× stance_stiffness); nothing else moves, and nothing on flat ground.
+    scene = compile_scene(Scene("myolegs", Terrain("stairs", step_height=rise) if rise else Terrain("flat"),
+                                start_speed=WALKING_START_SPEED))
+    tracker = make_controller("muscle_tracker", scene)
+    heel, toe = scene.layout.sensors["left_heel_pos"][0], scene.layout.sensors["left_toe_pos"][0]
+    with Simulator(scene, nthread=1) as sim:
+        sensed = run_controller(sim, tracker, PARAMETERS.default[None], nstep=1).sensordata[0, 0]
+    p = PARAMETERS.named(PARAMETERS.default)
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[1, PARAMETERS.index("look_push")] = 3.0
+    out = targets((scene, tracker), params, np.array([[0.0, p["step_time"] / 2, 0.0, 0.0]] * 2),
+                  ahead=STAIRS_START + 0.2 - (sensed[heel] + sensed[toe]) / 2)
+    for side in range(2):
+        for joint in range(len(JOINTS)):
+            column, sign = int(tracker.joints[side, joint, 3]), tracker.joints[side, joint, 2]
+            expected = -3.0 * rise * p["stance_stiffness"] if (side, joint) == (0, KN) else 0.0
+            assert sign * (out[1, column] - out[0, column]) == pytest.approx(expected, abs=1e-6)
+
+
 def test_the_tracker_measures_the_slope_at_each_touchdown():
     # On the 5° slope, the shipped gait's first touchdown after the start comes within 0.8 s; the slope between
     # the feet's lowest points then reads the ground's within a degree.

@@ -29,7 +29,9 @@ of the curves:
 - the tracker sees the ground (a robot's height map: `terrain.ground_map`): over the swing, the swing knee bends
   `look_lift` and the swing thigh reaches `look_hip` more per metre that the ground within LOOK_AHEAD of the swing
   toe rises above the ground under the stance foot (a stair, a bump), the knee's fading out over the last quarter
-  of the cycle, as the stumble's does (both 0 by default; the rise is 0 on flat ground);
+  of the cycle, as the stumble's does; and the stance knee straightens `look_push` per metre that the ground under
+  the stance foot is above the ground under the swing foot (pushing the body up a step) (all 0 by default; the
+  rises are 0 on flat ground);
 - the arms swing against the legs (`arm_swing`), the chest leans `chest_lean` on the pelvis.
 Heading follows `turn_rate` (rad/s, + left). Angles are semantic (hip flexion + forward, knee flexion + bent,
 ankle dorsiflexion + toes up); commands are fractions of each motor's strength.
@@ -107,6 +109,8 @@ PARAMETERS = ParameterSpace((
       "rises above the stance foot's (a stair): clearance where it is needed", sighted=True),
     P("look_hip", 0.0, 6.0, 0.0, "rad/m", "swing thigh angle added per metre of that rise: the foot reaches up onto "
       "the step", sighted=True),
+    P("look_push", 0.0, 8.0, 0.0, "rad/m", "stance knee straightened per metre the ground under the stance foot is "
+      "above the swing foot's: pushing the body up a step", sighted=True),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
@@ -114,14 +118,14 @@ step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
 are where gait searches from 'default' begin."""
 REACTIONS = tuple(p for p in PARAMETERS.parameters
                   if p.name in ("lift", "trip_lift", "slope_hip", "slope_trunk", "slope_ankle",
-                                                             "look_lift", "look_hip"))
+                                                             "look_lift", "look_hip", "look_push"))
 """The reactions to the ground (clearance, the stumble's elevating reaction, the slope's, the rise seen ahead), which
 the muscle tracker shares: 0 by default, so a gait without them walks as before."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
  HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP, LIFT, TRIP_LIFT, ANKLE_LAT, SLOPE_HIP, SLOPE_TRUNK,
- SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP) = range(PARAMETERS.size)
+ SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH) = range(PARAMETERS.size)
 STANCE, CLOCK, TRIPPED, SLOPE = 0, 1, 2, 3
 """Memory columns: the stance leg (0 left, 1 right), the time since its touchdown (s) and (this tracker's own)
 whether the swing foot has stumbled during this step (1) or not (0), and the slope of the ground (rad, + uphill)
@@ -245,11 +249,24 @@ def ground_at(ground: np.ndarray, x: float, y: float) -> float:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def ground_under(s: np.ndarray, sensors: np.ndarray, ground: np.ndarray, foot: int) -> float:
+    """The height (m) of the ground map under the middle of `foot` (0 left), between its heel and toe."""
+    heel, toe = sensors[5 + 2 * foot], sensors[6 + 2 * foot]
+    return ground_at(ground, 0.5 * (s[heel] + s[toe]), 0.5 * (s[heel + 1] + s[toe + 1]))
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def step_rise(s: np.ndarray, sensors: np.ndarray, ground: np.ndarray, stance: int) -> float:
+    """How much higher (m, within [0, MAX_RISE]) the ground under the `stance` foot is than under the swing foot."""
+    return min(max(ground_under(s, sensors, ground, stance) - ground_under(s, sensors, ground, 1 - stance), 0.0),
+               MAX_RISE)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def rise_ahead(s: np.ndarray, sensors: np.ndarray, ground: np.ndarray, stance: int, fx: float, fy: float) -> float:
     """How much higher (m, within [0, MAX_RISE]) the ground's highest point within LOOK_AHEAD of the swing toe,
     along the heading (fx, fy), is than the ground under the middle of the `stance` foot."""
-    heel, toe = sensors[5 + 2 * stance], sensors[6 + 2 * stance]
-    base = ground_at(ground, 0.5 * (s[heel] + s[toe]), 0.5 * (s[heel + 1] + s[toe + 1]))
+    base = ground_under(s, sensors, ground, stance)
     swing_toe = sensors[6 + 2 * (1 - stance)]
     top, samples = base, round(LOOK_AHEAD / GROUND_MAP_STEP)
     for k in range(samples + 1):
@@ -281,6 +298,7 @@ def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, t
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         rise = rise_ahead(s, sensors, ground, stance, fx, fy)
+        push = p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)  # the stance knee's, up a step
         lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], p[LOOK_LIFT] * rise, s[sensors[CONTACT + swing]] > 0,
                           phase[swing], stance != before)
         if stance != before:
@@ -299,7 +317,8 @@ def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, t
                      -outward * heading_error, pitch_torque, roll_torque, yaw_torque)
         for side in range(2):
             kp = p[STANCE_KP] if side == stance else p[JOINT_KP]
-            knee = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side]) + (lift if side == swing else 0.0)
+            knee = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
+            knee += lift if side == swing else -push
             ankle = p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side]) + p[SLOPE_ANKLE] * slope
             inversion = roll_foot if side == stance else 0.0
             cmd[side, KN] = pd(kp, p[JOINT_KD], knee, angle[side, KN], rate[side, KN])

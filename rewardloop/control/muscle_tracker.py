@@ -16,7 +16,8 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
 - the ground's reactions are the humanoid tracker's (`REACTIONS`): knee `lift` in mid-swing and `trip_lift` after a
   stumble on the swing knee; the slope measured between the feet at each touchdown, scaled, on the swing thigh
   (`slope_hip`), the pelvis pitch (`slope_trunk`) and the ankles (`slope_ankle`); the rise of the ground seen ahead
-  of the swing toe on its knee (`look_lift`) and thigh (`look_hip`);
+  of the swing toe on its knee (`look_lift`) and thigh (`look_hip`), and the rise of the stance foot's ground over
+  the swing foot's on the stance knee (`look_push`);
 - torque = kp × (target − angle) − `damping` × kp × rate, with kp `hip_kp`, `knee_kp`, `ankle_kp` (FOOT_KP on the
   subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk.
 The clock, phases and heading (`turn_rate`) are the humanoid tracker's. Our own code; anchors: Coros, Beaudoin and
@@ -50,6 +51,7 @@ from rewardloop.control.gait_tracker import (
     human_curves,
     rise_ahead,
     step_clock,
+    step_rise,
     swing_aims,
     swing_lift,
 )
@@ -89,7 +91,7 @@ PARAMETERS = ParameterSpace((
 stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24). The defaults walk a
 few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
- TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP) = range(len(GAIT), PARAMETERS.size)
+ TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH) = range(len(GAIT), PARAMETERS.size)
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -175,6 +177,7 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
             aim[side, AN] = (p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
                              + p[SLOPE_ANKLE] * slope)
         aim[swing, KN] += lift
+        aim[stance, KN] -= p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)
         aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + pitch
         aim[swing, HA] = outward * (roll - lateral)
