@@ -19,11 +19,13 @@ from rewardloop.control.gait_tracker import (
     curve_at,
     ground_at,
     human_curves,
+    landing_waiver,
     rise_ahead,
+    step_clock,
     step_rise,
     swing_lift,
 )
-from rewardloop.control.humanoid import AI, KN
+from rewardloop.control.humanoid import AI, CONTACT, KN
 from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
@@ -142,6 +144,23 @@ def test_step_rise_is_how_far_the_stance_foots_ground_is_above_the_swing_foots(s
     assert step_rise(s, sensors, ground, 0) == pytest.approx(rise, abs=1e-6)
 
 
+@pytest.mark.parametrize(("swing_x", "look_land", "ends"), [(1.7, 0.5, True), (1.7, 0.0, False), (1.2, 0.5, False)])
+def test_a_touchdown_on_higher_ground_may_end_the_step_early_by_look_land(swing_x, look_land, ends):
+    # The left foot (0) stands on flat ground at x = 1.0, 0.2 s into a 0.45-s step (progress 0.44 < touch_min 0.7);
+    # the right foot touches down, on the first 8-cm stair (x = 1.7) or before it (1.2). With look_land 0.5 a
+    # touchdown on the stair may end the step from progress 0.35: it does; on level ground, or without look_land,
+    # it is too early.
+    sensors, s = np.arange(0, 33, 3), np.zeros(33)
+    s[sensors[5]], s[sensors[6]] = 0.9, 1.1
+    s[sensors[7]], s[sensors[8]] = swing_x - 0.1, swing_x + 0.1
+    s[sensors[CONTACT + 1]] = 1.0  # the right foot touches
+    memory, p = np.array([0.0, 0.2, 0.0, 0.0]), PARAMETERS.vector({"step_time": 0.45, "touch_min": 0.7})
+    early = landing_waiver(look_land, s, sensors, ground_map(Terrain("stairs", step_height=0.08)), memory)
+    assert early == (look_land if swing_x > 1.5 else 0.0)
+    stance = step_clock(memory, p, s, sensors, 0.005, np.empty(2), early)
+    assert (stance == 1) == ends and (memory[CLOCK] < 0.01) == ends  # a new step: its clock restarts
+
+
 @pytest.mark.parametrize("stairs", [False, True])
 def test_a_stair_seen_ahead_bends_the_swing_knee_more_and_nothing_on_flat_ground(stairs):
     # Right leg in stance at mid-step, the body moved so the left (swing) toe is 0.2 m before the first 8-cm stair:
@@ -169,7 +188,7 @@ def test_a_stair_seen_ahead_bends_the_swing_knee_more_and_nothing_on_flat_ground
 def test_the_reactions_are_off_by_default():
     defaults = PARAMETERS.named(PARAMETERS.default)
     reactions = ("lift", "trip_lift", "ankle_lat", "slope_hip", "slope_trunk", "slope_ankle", "look_lift", "look_hip",
-                 "look_push")
+                 "look_push", "look_land")
     assert [defaults[name] for name in reactions] == [0.0] * len(reactions)
 
 

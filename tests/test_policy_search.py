@@ -377,7 +377,7 @@ def test_a_steering_search_moves_only_the_steering_parameters(humanoid_walking, 
 
 @pytest.mark.parametrize("terrain", [Terrain("flat"), Terrain("stairs")])
 def test_on_flat_ground_the_search_leaves_what_only_acts_through_the_ground_seen_ahead(walk, terrain):
-    # The gait tracker's look_lift, look_hip and look_push act on rises of the ground, 0 on flat ground: a flat
+    # The gait tracker's look_* parameters act on rises of the ground, 0 on flat ground: a flat
     # search leaves them at the start's values (a robust gait's reactions survive a search on flat ground, and the
     # search moves the same parameters as before they existed); on stairs it moves them with the rest.
     from rewardloop.control import gait_tracker
@@ -391,7 +391,7 @@ def test_on_flat_ground_the_search_leaves_what_only_acts_through_the_ground_seen
     with Simulator(scene, nthread=2) as sim:
         search.run(sim, start)
     moved = set(np.flatnonzero(np.any(np.vstack(asked) != start, axis=0)))
-    sighted = {gait_tracker.LOOK_LIFT, gait_tracker.LOOK_HIP, gait_tracker.LOOK_PUSH}
+    sighted = {gait_tracker.LOOK_LIFT, gait_tracker.LOOK_HIP, gait_tracker.LOOK_PUSH, gait_tracker.LOOK_LAND}
     assert moved == set(range(gait_tracker.PARAMETERS.size)) - (sighted if terrain.kind == "flat" else set())
 
 

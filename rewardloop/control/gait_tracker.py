@@ -31,7 +31,8 @@ of the curves:
   toe rises above the ground under the stance foot (a stair, a bump), the knee's fading out over the last quarter
   of the cycle, as the stumble's does; and the stance knee straightens `look_push` per metre that the ground under
   the stance foot is above the ground under the swing foot (pushing the body up a step) (all 0 by default; the
-  rises are 0 on flat ground);
+  rises are 0 on flat ground); a swing foot over higher ground than the stance foot's may end its step
+  `look_land` of `touch_min` sooner (landing on a step, not stumbling on it);
 - the arms swing against the legs (`arm_swing`), the chest leans `chest_lean` on the pelvis.
 Heading follows `turn_rate` (rad/s, + left). Angles are semantic (hip flexion + forward, knee flexion + bent,
 ankle dorsiflexion + toes up); commands are fractions of each motor's strength.
@@ -111,6 +112,8 @@ PARAMETERS = ParameterSpace((
       "the step", sighted=True),
     P("look_push", 0.0, 8.0, 0.0, "rad/m", "stance knee straightened per metre the ground under the stance foot is "
       "above the swing foot's: pushing the body up a step", sighted=True),
+    P("look_land", 0.0, 1.0, 0.0, "-", "fraction of touch_min waived for a swing foot over higher ground than the "
+      "stance foot's: landing on a step ends the step", sighted=True),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
@@ -118,14 +121,14 @@ step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
 are where gait searches from 'default' begin."""
 REACTIONS = tuple(p for p in PARAMETERS.parameters
                   if p.name in ("lift", "trip_lift", "slope_hip", "slope_trunk", "slope_ankle",
-                                                             "look_lift", "look_hip", "look_push"))
+                                                             "look_lift", "look_hip", "look_push", "look_land"))
 """The reactions to the ground (clearance, the stumble's elevating reaction, the slope's, the rise seen ahead), which
 the muscle tracker shares: 0 by default, so a gait without them walks as before."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
  HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP, LIFT, TRIP_LIFT, ANKLE_LAT, SLOPE_HIP, SLOPE_TRUNK,
- SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH) = range(PARAMETERS.size)
+ SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH, LOOK_LAND) = range(PARAMETERS.size)
 STANCE, CLOCK, TRIPPED, SLOPE = 0, 1, 2, 3
 """Memory columns: the stance leg (0 left, 1 right), the time since its touchdown (s) and (this tracker's own)
 whether the swing foot has stumbled during this step (1) or not (0), and the slope of the ground (rad, + uphill)
@@ -136,6 +139,8 @@ LONGEST_STEP = 1.5
 """A step ends at this multiple of step_time even without a touchdown."""
 LOOK_AHEAD = 0.3
 """How far ahead of the swing foot's toe (m, along the heading) the tracker looks at the ground."""
+LANDING_RISE = 0.01
+"""How much higher (m) the ground under the swing foot must be than the stance foot's for `look_land`."""
 MAX_RISE = 0.3
 """Largest rise of the ground ahead (m) the tracker reacts to; the ground falling away reads as 0."""
 
@@ -183,13 +188,15 @@ def curve_at(curves: np.ndarray, joint: int, phase: float) -> float:
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def step_clock(memory: np.ndarray, p: np.ndarray, s: np.ndarray, sensors: np.ndarray, interval: float,
-               phase: np.ndarray) -> int:
+               phase: np.ndarray, early: float) -> int:
     """Advance one row's step clock by an update of `interval` s: its memory [2] (stance leg, time since that
     leg's touchdown) in place, each leg's phase of the gait cycle into `phase` [2]; -> the stance leg (0 left).
-    `p` holds the `GAIT` parameters first; `sensors`, the humanoid.SENSORS addresses."""
+    `p` holds the `GAIT` parameters first; `sensors`, the humanoid.SENSORS addresses; `early`, the fraction of
+    `touch_min` waived for this update's touchdown."""
     stance, clock = int(memory[STANCE]), memory[CLOCK]
     progress = clock / p[STEP_TIME]
-    if (progress >= p[TOUCH_MIN] and s[sensors[CONTACT + 1 - stance]] > 0) or progress >= LONGEST_STEP:
+    touching = s[sensors[CONTACT + 1 - stance]] > 0
+    if (progress >= p[TOUCH_MIN] * (1.0 - early) and touching) or progress >= LONGEST_STEP:
         stance, clock, progress = 1 - stance, 0.0, 0.0
     landed = clock > 0.0 or s[sensors[CONTACT + stance]] > 0  # a step's clock starts at its touchdown
     memory[STANCE], memory[CLOCK] = stance, clock + interval if landed else 0.0
@@ -256,6 +263,16 @@ def ground_under(s: np.ndarray, sensors: np.ndarray, ground: np.ndarray, foot: i
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def landing_waiver(look_land: float, s: np.ndarray, sensors: np.ndarray, ground: np.ndarray,
+                   memory: np.ndarray) -> float:
+    """The fraction of touch_min waived now: `look_land` while the swing foot (of `memory`'s stance leg) is over
+    ground at least LANDING_RISE higher than the stance foot's, else 0."""
+    stance = int(memory[STANCE])
+    higher = ground_under(s, sensors, ground, 1 - stance) - ground_under(s, sensors, ground, stance)
+    return look_land if higher >= LANDING_RISE else 0.0
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def step_rise(s: np.ndarray, sensors: np.ndarray, ground: np.ndarray, stance: int) -> float:
     """How much higher (m, within [0, MAX_RISE]) the ground under the `stance` foot is than under the swing foot."""
     return min(max(ground_under(s, sensors, ground, stance) - ground_under(s, sensors, ground, 1 - stance), 0.0),
@@ -293,7 +310,8 @@ def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, t
         p, s = params[b], sensed[b]
         q, qd = state[b, 1 : 1 + nq], state[b, 1 + nq :]
         before = int(memory[b, STANCE])
-        stance = step_clock(memory[b], p, s, sensors, interval, phase)
+        early = landing_waiver(p[LOOK_LAND], s, sensors, ground, memory[b])
+        stance = step_clock(memory[b], p, s, sensors, interval, phase, early)
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)

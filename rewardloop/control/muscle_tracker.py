@@ -17,7 +17,7 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   stumble on the swing knee; the slope measured between the feet at each touchdown, scaled, on the swing thigh
   (`slope_hip`), the pelvis pitch (`slope_trunk`) and the ankles (`slope_ankle`); the rise of the ground seen ahead
   of the swing toe on its knee (`look_lift`) and thigh (`look_hip`), and the rise of the stance foot's ground over
-  the swing foot's on the stance knee (`look_push`);
+  the swing foot's on the stance knee (`look_push`); and its landing on higher ground (`look_land`);
 - torque = kp × (target − angle) − `damping` × kp × rate, with kp `hip_kp`, `knee_kp`, `ankle_kp` (FOOT_KP on the
   subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk.
 The clock, phases and heading (`turn_rate`) are the humanoid tracker's. Our own code; anchors: Coros, Beaudoin and
@@ -49,6 +49,7 @@ from rewardloop.control.gait_tracker import (
     curve_at,
     ground_slope,
     human_curves,
+    landing_waiver,
     rise_ahead,
     step_clock,
     step_rise,
@@ -91,7 +92,8 @@ PARAMETERS = ParameterSpace((
 stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24). The defaults walk a
 few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
- TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH) = range(len(GAIT), PARAMETERS.size)
+ TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
+ LOOK_LAND) = range(len(GAIT), PARAMETERS.size)
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -159,7 +161,8 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
         before = int(memory[b, STANCE])
-        stance = step_clock(memory[b], p, s, sensors, interval, phase)
+        early = landing_waiver(p[LOOK_LAND], s, sensors, ground, memory[b])
+        stance = step_clock(memory[b], p, s, sensors, interval, phase, early)
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
