@@ -37,7 +37,7 @@ class Parameter:
     meaning: str
     """What it sets, in a sentence."""
     sighted: bool = False
-    """It acts only through the ground the controller sees ahead, so it does nothing on flat ground (where a
+    """It acts only through rises of the ground the controller sees, so it does nothing on flat ground (where a
     search leaves it as it starts)."""
 
 

@@ -26,13 +26,13 @@ of the curves:
   sideways CoM speed; at each touchdown the tracker measures the ground's slope between the feet (their lowest
   points), and the swing thigh, the pelvis pitch and both ankles add `slope_hip`, `slope_trunk` and `slope_ankle`
   times it (all 0 by default: the gait on flat ground is unchanged);
-- the tracker sees the ground (a robot's height map: `terrain.ground_map`): over the swing, the swing knee bends
-  `look_lift` and the swing thigh reaches `look_hip` more per metre that the ground within LOOK_AHEAD of the swing
-  toe rises above the ground under the stance foot (a stair, a bump), the knee's fading out over the last quarter
-  of the cycle, as the stumble's does; and the stance knee straightens `look_push` per metre that the ground under
-  the stance foot is above the ground under the swing foot (pushing the body up a step) (all 0 by default; the
-  rises are 0 on flat ground); a swing foot over higher ground than the stance foot's may end its step
-  `look_land` of `touch_min` sooner (landing on a step, not stumbling on it);
+- the tracker sees the ground (a robot's height map: `terrain.ground_map`), with four reactions (0 by default, and
+  without effect on flat ground): over the swing, the swing knee bends `look_lift` and the swing thigh reaches
+  `look_hip` more per metre that the ground within LOOK_AHEAD of the swing toe rises above the ground under the
+  stance foot (a stair, a bump), the knee's fading out over the last quarter of the cycle as the stumble's does;
+  the stance knee straightens `look_push` per metre that the ground under the stance foot is above the ground
+  under the swing foot (pushing the body up a step); and a swing foot over higher ground than the stance foot's
+  may end its step `look_land` of `touch_min` sooner (landing on a step, not stumbling on it);
 - the arms swing against the legs (`arm_swing`), the chest leans `chest_lean` on the pelvis.
 Heading follows `turn_rate` (rad/s, + left). Angles are semantic (hip flexion + forward, knee flexion + bent,
 ankle dorsiflexion + toes up); commands are fractions of each motor's strength.
@@ -119,11 +119,10 @@ PARAMETERS = ParameterSpace((
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
 (rewardloop/control/gaits/humanoid-gait_machine.json, rounded); they take a few steps from the walking start and
 are where gait searches from 'default' begin."""
-REACTIONS = tuple(p for p in PARAMETERS.parameters
-                  if p.name in ("lift", "trip_lift", "slope_hip", "slope_trunk", "slope_ankle",
-                                                             "look_lift", "look_hip", "look_push", "look_land"))
-"""The reactions to the ground (clearance, the stumble's elevating reaction, the slope's, the rise seen ahead), which
-the muscle tracker shares: 0 by default, so a gait without them walks as before."""
+REACTIONS = tuple(p for p in PARAMETERS.parameters if p.name in ("lift", "trip_lift", "slope_hip", "slope_trunk",
+                                                                  "slope_ankle") or p.sighted)
+"""The reactions to the ground (clearance, the stumble's elevating reaction, the slope's, the rises seen), which the
+muscle tracker shares: 0 by default, so a gait without them walks as before."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
