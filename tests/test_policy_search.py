@@ -395,6 +395,24 @@ def test_on_flat_ground_the_search_leaves_what_only_acts_through_the_ground_seen
     assert moved == set(range(gait_tracker.PARAMETERS.size)) - (sighted if terrain.kind == "flat" else set())
 
 
+def test_each_ground_of_a_search_is_walked_by_a_controller_that_sees_that_ground(walk):
+    # Flat ground plus stairs: the stairs run's controller reads the stairs' map, the flat run's the flat one;
+    # the search's own controller is not changed by it (a copy sees the other ground).
+    from rewardloop.control.gait_tracker import PARAMETERS as TRACKER
+    scene = compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
+    controller = make_controller("gait_tracker", scene)
+    config = dataclasses.replace(TINY_SEARCH, perturbations=Perturbations(grounds=(Terrain("stairs"),)))
+    search = PolicySearch(scene, controller, walk, config, duration_s=0.1, seed=0)
+    seen = []
+    scored = search._scored
+    search._scored = lambda sim, seeing, *rest: seen.append(
+        (sim.scene.scene.terrain.kind, seeing.ground.max())) or scored(sim, seeing, *rest)
+    with Simulator(scene, nthread=2) as sim:
+        search.evaluate(sim, TRACKER.default[None])
+    assert seen == [("flat", 0.0), ("stairs", pytest.approx(30 * 0.08))]
+    assert controller.ground.shape == (1, 1)
+
+
 def test_policy_search_scores_average_over_pushes(humanoid_flat, walk):
     # With one push, each candidate runs twice (unpushed, then kicked 4 m/s left at the start): its scores are the
     # mean of the two runs, each scored as if alone. (A push at 0 s adds no segment seam, so the unpushed run is

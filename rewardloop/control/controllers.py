@@ -12,6 +12,7 @@ closed-loop batched rollout.
 
 from __future__ import annotations
 
+import copy
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -22,6 +23,7 @@ import numpy as np
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import CompiledScene, Physics, compile_scene
+from rewardloop.sim.terrain import ground_map
 
 
 @dataclass(frozen=True)
@@ -182,6 +184,17 @@ def make_controller(kind: str, scene: CompiledScene) -> Controller:
     if scene.scene.physics != Physics():
         scene = compile_scene(replace(scene.scene, physics=Physics()))
     return getattr(importlib.import_module(entry.module), entry.cls)(scene)
+
+
+def on_ground(controller: Controller, scene: CompiledScene) -> Controller:
+    """`controller` walking on `scene`'s ground: a controller that sees the ground (its `ground` holds a
+    `terrain.ground_map`) gets a copy seeing that one, the rest of it as built; any other is returned as is.
+    Cheaper than building the controller again for each ground of a search (the maps are cached)."""
+    if not hasattr(controller, "ground"):
+        return controller
+    seeing = copy.copy(controller)
+    seeing.ground = ground_map(scene.scene.terrain)
+    return seeing
 
 
 WALKERS: dict[str, str] = {"humanoid": "gait_tracker", "myolegs": "muscle_tracker"}

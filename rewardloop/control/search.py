@@ -31,7 +31,14 @@ from rewardloop.control.config import (
     Progress,
     SearchConfig,
 )
-from rewardloop.control.controllers import Carry, Controller, controller_for, make_controller, run_controller
+from rewardloop.control.controllers import (
+    Carry,
+    Controller,
+    controller_for,
+    make_controller,
+    on_ground,
+    run_controller,
+)
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.policy import Policy, shipped_gaits
 from rewardloop.control.trajectory import Trajectory
@@ -200,19 +207,20 @@ class PolicySearch:
             kick = np.zeros((len(batch), 3))
             kick[run * count : (run + 1) * count, 1] = velocity
             kicks.append((step, kick))
-        alive, returns = self._scored(sim, batch, kicks)
+        alive, returns = self._scored(sim, self.controller, batch, kicks)
         grounds = [*self.grounds, *self.fresh]
         for ground in grounds:  # the same candidates on other ground or physics, one more run each
             with Simulator(ground, nthread=sim.nthread) as other:
-                more = self._scored(other, params)
+                more = self._scored(other, on_ground(self.controller, ground), params)
             alive, returns = np.concatenate([alive, more[0]]), np.concatenate([returns, more[1]])
         shape = (len(runs) + len(grounds), count)
         return Scores(alive=alive.reshape(shape).mean(axis=0), returns=returns.reshape(shape).mean(axis=0))
 
-    def _scored(self, sim: Simulator, batch: np.ndarray,
+    def _scored(self, sim: Simulator, controller: Controller, batch: np.ndarray,
                 kicks: list[tuple[int, np.ndarray]] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """([B] fraction of the motion lived, [B] mean reward over it) of a batch on `sim`'s scene."""
-        rollouts, lived = segment_rollouts(sim, self.controller, batch, nstep=self.nstep, segment=self.segment,
+        """([B] fraction of the motion lived, [B] mean reward over it) of a batch on `sim`'s scene, under
+        `controller` (seeing that scene's ground)."""
+        rollouts, lived = segment_rollouts(sim, controller, batch, nstep=self.nstep, segment=self.segment,
                                            initial_state=self.initial_state, pushes=kicks or [])
         self.steps += int(lived.sum())
         return lived / self.nstep, lived_returns(sim.scene, self.reward, rollouts, lived)

@@ -101,17 +101,21 @@ def rough_heights(amplitude: float, seed: int) -> np.ndarray:
     return heights
 
 
+@functools.lru_cache(maxsize=16)
 def ground_map(terrain: Terrain) -> np.ndarray:
     """[nx, ny] the ground's height (m) at x = x min + i × GROUND_MAP_STEP, y = y min + j × GROUND_MAP_STEP over
     HFIELD_EXTENT: the ground as a controller that sees it reads it (a robot's height map). ny is 1 where the
     ground does not vary sideways (slope, stairs), and the map [1, 1] zeros on flat ground: lookups clamp to the
-    map's edges."""
+    map's edges. Read-only and cached (the last 16 terrains)."""
     if terrain.kind == "flat":
-        return np.zeros((1, 1), dtype=np.float32)
-    x0, x1, y0, y1 = HFIELD_EXTENT
-    xs = np.arange(round((x1 - x0) / GROUND_MAP_STEP) + 1) * GROUND_MAP_STEP + x0
-    ys = np.arange(round((y1 - y0) / GROUND_MAP_STEP) + 1) * GROUND_MAP_STEP + y0
-    return np.ascontiguousarray(terrain.height(xs[:, None], ys[None, :]), dtype=np.float32)
+        heights = np.zeros((1, 1), dtype=np.float32)
+    else:
+        x0, x1, y0, y1 = HFIELD_EXTENT
+        xs = np.arange(round((x1 - x0) / GROUND_MAP_STEP) + 1) * GROUND_MAP_STEP + x0
+        ys = np.arange(round((y1 - y0) / GROUND_MAP_STEP) + 1) * GROUND_MAP_STEP + y0
+        heights = np.ascontiguousarray(terrain.height(xs[:, None], ys[None, :]), dtype=np.float32)
+    heights.setflags(write=False)
+    return heights
 
 
 def _sample_grid(grid: np.ndarray, x: np.ndarray, y: np.ndarray) -> np.ndarray:
