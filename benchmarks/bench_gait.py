@@ -5,8 +5,8 @@
 Each row is a reward (and ground) that the optimizer gets: the canonical walks on flat, rough, slope and
 stairs ground, and rewards for a slow walk at 0.6 m/s, a fast walk, straight knees, a 90° left turn and the
 injured walk (the walk-injured task's body and reward). For every row and seed, the default optimizer of the
-loop (policy search warm-started from each shipped gait of the body, the per-candidate budget, the reward keeping
-the best) produces a 10-s motion from the walking start; the row reports distance, falls, speed, heading,
+loop (policy search warm-started from the shipped gait of the body that the reward ranks best, the per-candidate
+budget) produces a 10-s motion from the walking start; the row reports distance, falls, speed, heading,
 cadence, knee and hip angles, similarity to human walking, wall time and the controller kept. The flat walk's
 policies are then replayed on unseen rough ground and under randomized physics (MotionVL's ranges), where
 success means 10 s without a fall. Sampling optimizers are chaotic: read the spread over seeds.

@@ -129,7 +129,7 @@ class SearchConfig:
     max_seconds: float | None = 90.0
     """Stop starting new generations after this much wall time (s); None: no limit."""
     warm_start: bool = True
-    """Start from the body's shipped gaits, one search from each (else from the controller's defaults)."""
+    """Start from the best of the body's shipped gaits under the reward (else from the controller's defaults)."""
     steer_only: bool = False
     """Move only the controller's steering parameters (its `steering`: speed, step, knee, trunk, heading),
     keeping the start's balance gains; `sigma` is then a step within those parameters' ranges."""

@@ -6,8 +6,8 @@ Two families sit behind the one interface:
 - posture-space sampling MPC (`mppi`, `cem`) and predictive sampling over raw controls (`predictive`), in
   `rewardloop.control.mpc`: for any motion, planned online from the scene's start;
 - policy search (`search`), in `rewardloop.control.search`: CMA-ES over a structured controller's parameters
-  (the humanoid's gait tracker and gait machine, the muscle legs' reflex circuit), warm-started from each of the
-  body's shipped gaits, the reward keeping the best: for locomotion. Its trajectory
+  (the humanoid's gait tracker and gait machine, the muscle legs' reflex circuit), warm-started from the shipped
+  gait of the body that the reward ranks best: for locomotion. Its trajectory
   carries the policy it found.
 `default_kind` picks between them for a scene and a kind of task.
 """

@@ -9,7 +9,8 @@ physics, rough grounds drawn afresh every generation) and scored on the average.
 
 The search works in parameters normalised to [0, 1] between each parameter's bounds; it starts from a
 warm-start vector (a shipped gait) and keeps the best candidate it has seen. A body with several shipped gaits
-gets a search from each, and the reward picks the best of them.
+has each scored as it is under the reward (one run of each, with the search's perturbations), and the search runs
+from the best of them with the whole time limit: the reward picks the gait (and the controller) to start from.
 """
 
 from __future__ import annotations
@@ -235,18 +236,23 @@ class PolicySearch:
             runs.append(np.clip(params * (1 + noise), self.controller.space.low, self.controller.space.high))
         return runs
 
+    def score_start(self, sim: Simulator, start: np.ndarray) -> Scores:
+        """The scores of [P] `start` as it is, on freshly drawn grounds (the search's first evaluation)."""
+        self.draw_grounds()
+        return self.evaluate(sim, start[None])
+
     def run(self, sim: Simulator, start: np.ndarray,
-            progress: Callable[[int, Scores, np.ndarray], None] | None = None
-            ) -> tuple[np.ndarray, Scores, SearchLog]:
+            progress: Callable[[int, Scores, np.ndarray], None] | None = None, *,
+            start_scores: Scores | None = None) -> tuple[np.ndarray, Scores, SearchLog]:
         """Search from [P] `start`; -> (best [P] parameters, their scores, the log). `progress` gets, after each
-        generation, its number and the best candidate's scores and [P] parameters."""
+        generation, its number and the best candidate's scores and [P] parameters. `start_scores`: what
+        `score_start` gave for `start` (else it is scored here)."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # cma warns that it cannot plot without matplotlib
             import cma
 
         begin, config = time.perf_counter(), self.config
-        self.draw_grounds()
-        best, best_scores = start, self.evaluate(sim, start[None])
+        best, best_scores = start, start_scores if start_scores is not None else self.score_start(sim, start)
         history = [(float(best_scores.alive[0]), float(best_scores.returns[0]))]
         options = {"bounds": [0.0, 1.0], "popsize": config.population, "seed": self.seed + 1, "verbose": -9}
         free, low, span = self.free, self.low[self.free], self.span[self.free]
@@ -336,43 +342,36 @@ def search_starts(scene: CompiledScene, settings: SearchConfig) -> list[tuple[Co
 def search_motion(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,
                   progress: Callable[[Progress], None] | None = None) -> Trajectory:
     """A motion of config.duration_s seconds from the policy that a search against `reward` found; the
-    trajectory carries that policy. With several shipped gaits for the body (say, one per controller), a search
-    runs from each (each its generations, all sharing the time limit), and the one that does best under the
-    reward is kept (alive longest, then the highest return): the reward picks the controller."""
+    trajectory carries that policy. With several shipped gaits for the body (say, one per controller, or one
+    for a slow walk), each is scored as it is under the reward and the search runs from the best of them (alive
+    longest, then the highest return) with the whole time limit: the reward picks the gait and controller."""
     begin, settings = time.perf_counter(), config.search
-    starts = search_starts(scene, settings)
-    share = _shared(settings, len(starts))
-    found, steps, seconds = [], 0, 0.0
     with Simulator(scene, nthread=config.nthread) as sim:
-        for index, (controller, start) in enumerate(starts):
-            search = PolicySearch(scene, controller, reward, share, duration_s=config.duration_s, seed=seed)
-            best, scores, log = search.run(sim, start, _reporter(progress, search, index, len(starts)))
-            found.append((controller, best, scores))
-            steps, seconds = steps + log.steps, seconds + log.seconds
-        controller, best, _ = functools.reduce(lambda kept, one: one if _better(one[2], 0, kept[2]) else kept, found)
-        rollouts = run_controller(sim, controller, best[None], nstep=search.nstep)
+        searches = [(PolicySearch(scene, controller, reward, settings, duration_s=config.duration_s, seed=seed), start)
+                    for controller, start in search_starts(scene, settings)]
+        scored = [(search, start, search.score_start(sim, start)) for search, start in searches]
+        search, start, scores = functools.reduce(
+            lambda kept, one: one if _better(one[2], 0, kept[2]) else kept, scored)
+        best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores)
+        seconds = time.perf_counter() - begin
+        rollouts = run_controller(sim, search.controller, best[None], nstep=search.nstep)
     features = rollouts.features(scene)
     evaluation = reward(features)
+    steps = sum(other.steps for other, _, _ in scored)
     return Trajectory(rollouts=rollouts, reward=evaluation, term_stats=term_statistics(evaluation),
                       metrics=batch_metrics(features)[0], wall_time_s=time.perf_counter() - begin,
-                      planner_steps=steps, planner_time_s=seconds, policy=Policy.of(controller, scene.scene.body, best))
+                      planner_steps=steps, planner_time_s=seconds,
+                      policy=Policy.of(search.controller, scene.scene.body, best))
 
 
-def _shared(settings: SearchConfig, count: int) -> SearchConfig:
-    """The settings of one of `count` searches that share `settings`' time (each runs its generations)."""
-    if settings.max_seconds is None:
-        return settings
-    return dataclasses.replace(settings, max_seconds=settings.max_seconds / count)
-
-
-def _reporter(progress: Callable[[Progress], None] | None, search: PolicySearch, index: int,
-              count: int) -> Callable[[int, Scores, np.ndarray], None]:
-    """A search's per-generation callback: its progress as a part (`index` of `count`) of the whole."""
+def _reporter(progress: Callable[[Progress], None] | None,
+              search: PolicySearch) -> Callable[[int, Scores, np.ndarray], None]:
+    """A search's per-generation callback: its progress as a Progress."""
     generations, name = search.config.generations, search.controller.kind
 
     def report(generation: int, best: Scores, _params: np.ndarray) -> None:
         if progress is not None:
-            progress(Progress(fraction=(index + generation / max(1, generations)) / count,
+            progress(Progress(fraction=generation / max(1, generations),
                               sim_time=search.steps * search.scene.dt, best_return=float(best.returns[0]),
                               message=f"{name} generation {generation}/{generations}: alive "
                                       f"{best.alive[0]:.2f}, return {best.returns[0]:.3f}"))
