@@ -135,6 +135,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="peak bump height of those grounds (m)")
     parser.add_argument("--bounds", nargs="*", default=[], metavar="NAME=LOW:HIGH",
                         help="narrow a parameter's bounds for this search (e.g. swing_time=0.33:0.45)")
+    parser.add_argument("--stall-speed", type=float, default=0.0,
+                        help="a trial advancing less than this (m/s) over a second counts as fallen (stairs)")
     parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", required=True, help="the gait file to write (JSON)")
@@ -265,6 +267,7 @@ def main(argv: list[str] | None = None) -> None:
     program = RewardProgram.from_source(source)
     config = SearchConfig(population=args.population, generations=args.generations, sigma=args.sigma,
                           max_seconds=None if args.minutes is None else 60 * args.minutes,
+                          stall_speed=args.stall_speed,
                           perturbations=perturbations(args))
     targets = search_targets(args.target)
     search = PolicySearch(scene, controller, GaitObjective(program, args.human_weight, targets), config,

@@ -296,6 +296,23 @@ def test_segment_rollouts_stops_after_the_segment_of_a_fall(humanoid_flat, pushe
         np.testing.assert_array_equal(stopped.control[row, :simulated], full.control[row, :simulated])
 
 
+def test_a_stall_counts_as_a_fall(humanoid_walking):
+    """The shipped gait walks 1.2 m/s: it never stalls at 0.05 m/s; at 10 m/s every row stalls at the first check,
+    the end of the first segment a whole second after the first mark (step 200 with 50-step segments of 5 ms), so
+    it lived the three segments before (150 steps); without stopping on falls, stalls are not checked."""
+    gait = shipped_gait("humanoid")
+    controller = make_controller(gait.controller, humanoid_walking)
+    params = np.repeat(gait.vector(controller)[None], 2, axis=0)
+    with Simulator(humanoid_walking, nthread=2) as sim:
+        def lived(speed: float, stop: bool = True) -> list[int]:
+            return segment_rollouts(sim, controller, params, nstep=300, segment=50, stop_on_fall=stop,
+                                    initial_state=humanoid_walking.initial_state, stall_speed=speed)[1].tolist()
+
+        assert lived(0.05) == lived(0.0) == [300, 300]
+        assert lived(10.0) == [150, 150]
+        assert lived(10.0, stop=False) == [300, 300]
+
+
 def test_lived_returns_equal_each_row_alone(humanoid_flat, walk):
     controller = make_controller("gait_machine", humanoid_flat)
     with Simulator(humanoid_flat, nthread=2) as sim:

@@ -126,6 +126,10 @@ class SearchConfig:
     """Initial step size, as a fraction of each parameter's range (small: shipped gaits tolerate ±1 % changes)."""
     segment_s: float = 0.5
     """Simulated time between checks for a fall (s)."""
+    stall_speed: float = 0.0
+    """A trial whose centre of mass advances less than this (m/s, along +x) over a second counts as fallen there
+    (0: off). For grounds where standing still is the easy way to stay up (stairs): it makes "climb as long as
+    you can" the search's aim instead of "stand in front of the stairs"."""
     max_seconds: float | None = 90.0
     """Stop starting new generations after this much wall time (s); None: no limit."""
     warm_start: bool = True
@@ -142,6 +146,7 @@ class SearchConfig:
             "generations must be at least 0": self.generations >= 0,
             "sigma must be in (0, 1]": 0 < self.sigma <= 1,
             "segment_s must be positive": self.segment_s > 0,
+            "stall_speed must be at least 0": self.stall_speed >= 0,
             "max_seconds must be positive": self.max_seconds is None or self.max_seconds > 0,
         }
         problems = [message for message, ok in checks.items() if not ok]

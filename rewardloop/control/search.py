@@ -45,9 +45,13 @@ from rewardloop.control.policy import Policy, shipped_gaits
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardFunction, term_statistics
+from rewardloop.sim.features import Features
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import CompiledScene, compile_scene, random_physics
 from rewardloop.sim.terrain import Terrain
+
+STALL_WINDOW_S = 1.0
+"""Window over which a stall (SearchConfig.stall_speed) is measured (s)."""
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ class SearchLog:
 
 def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray, *, nstep: int, segment: int,
                      initial_state: np.ndarray, pushes: Sequence[tuple[int, np.ndarray]] = (),
-                     stop_on_fall: bool = True) -> tuple[Rollouts, np.ndarray]:
+                     stop_on_fall: bool = True, stall_speed: float = 0.0) -> tuple[Rollouts, np.ndarray]:
     """Roll a batch out in segments, stopping each trajectory after the segment in which it fell (unless not
     `stop_on_fall`); the segments before that one are its lived steps.
 
@@ -96,6 +100,9 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
       initial_state: [nstate] start state.
       pushes: (step, [B, 3] velocity change of the root (m/s)) applied before that step (a segment starts there;
         the step is rounded to a whole number of controller updates, as is `segment`).
+      stall_speed: with `stop_on_fall`, a trajectory whose centre of mass advanced (along +x) less than this
+        many m/s × STALL_WINDOW_S over the last STALL_WINDOW_S at a segment's end stalled, which counts as a fall
+        (0: off).
     Returns:
       (rollouts [B, T, ·], with garbage after each trajectory's lived steps and the segment it fell in; [B] lived
       steps).
@@ -107,6 +114,7 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
     now = np.repeat(np.asarray(initial_state, float)[None], batch, axis=0)
     initial, carry = now.copy(), Carry.fresh(controller, scene, batch)
     lived, alive = np.zeros(batch, dtype=int), np.arange(batch)
+    marks: dict[int, np.ndarray] = {}  # step -> [B] CoM x there, at segment ends (for stalls)
     qvel, chunk = 1 + scene.model.nq, controller.chunk
     pushes = [(chunk * round(at / chunk), kick) for at, kick in pushes]  # segments hold whole controller updates
     every = chunk * max(1, round(segment / chunk))
@@ -123,13 +131,32 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
         state[alive, window], sensordata[alive, window], control[alive, window] = part.state, part.sensordata, \
             part.control
         now[alive] = part.state[:, -1]
-        fell = fall_mask(part.features(scene)).any(axis=1) if stop_on_fall else np.zeros(len(alive), dtype=bool)
+        features = part.features(scene)
+        fell = fall_mask(features).any(axis=1) if stop_on_fall else np.zeros(len(alive), dtype=bool)
+        if stop_on_fall and stall_speed > 0:
+            fell |= _stalled(features, marks, alive, batch, stop, stall_speed, scene.dt)
         lived[alive[~fell]] += stop - start  # a segment with a fall is not lived
         if stop_on_fall:
             alive = alive[~fell]
         if len(alive) == 0:
             break
     return Rollouts(initial, state, sensordata, control), lived
+
+
+def _stalled(features: Features, marks: dict[int, np.ndarray], rows: np.ndarray, batch: int, stop: int,
+             stall_speed: float, dt: float) -> np.ndarray:
+    """[R] whether the batch's `rows`, whose segment up to step `stop` `features` hold, stalled by its end: their
+    CoM advanced (+x) less than `stall_speed` m/s since the latest mark at least STALL_WINDOW_S earlier (none:
+    not stalled). Marks their CoM x at the segment's start (the first time) and end in `marks` (step -> [batch])."""
+    if not marks:
+        marks[0] = np.full(batch, np.nan)
+        marks[0][rows] = features.com_pos[:, 0, 0]
+    marks.setdefault(stop, np.full(batch, np.nan))[rows] = features.com_pos[:, -1, 0]
+    earlier = [step for step in marks if step <= stop - round(STALL_WINDOW_S / dt)]
+    if not earlier:
+        return np.zeros(len(rows), dtype=bool)
+    since = max(earlier)
+    return marks[stop][rows] - marks[since][rows] < stall_speed * (stop - since) * dt
 
 
 def pushed_motion(sim: Simulator, controller: Controller, vector: np.ndarray, *, duration_s: float,
@@ -222,7 +249,8 @@ class PolicySearch:
         """([B] fraction of the motion lived, [B] mean reward over it) of a batch on `sim`'s scene, under
         `controller` (seeing that scene's ground)."""
         rollouts, lived = segment_rollouts(sim, controller, batch, nstep=self.nstep, segment=self.segment,
-                                           initial_state=self.initial_state, pushes=kicks or [])
+                                           initial_state=self.initial_state, pushes=kicks or [],
+                                           stall_speed=self.config.stall_speed)
         self.steps += int(lived.sum())
         return lived / self.nstep, lived_returns(sim.scene, self.reward, rollouts, lived)
 
