@@ -608,6 +608,24 @@ def test_the_reward_picks_the_shipped_gait(humanoid_walking, speed, kept):
     assert len(messages) == 1 and messages[0].startswith(f"{kept} generation 1/1")
 
 
+def test_a_slow_walk_starts_the_muscle_legs_from_their_slow_gait():
+    """myolegs-slow.json (0.6 m/s, "for_terrain": "flat") is a start on flat ground only, and the one a slow walk
+    at 0.6 m/s picks; the canonical walk picks the main gait (no generations: the gaits as they are)."""
+    on_flat = shipped_gaits("myolegs", "flat")
+    slow = on_flat[-1]
+    assert len(on_flat) == len(shipped_gaits("myolegs")) + 1 and slow not in shipped_gaits("myolegs", "rough")
+    scene = compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED))
+    config = OptimizerConfig(kind="search", duration_s=3.0, nthread=2,
+                             search=SearchConfig(generations=0, max_seconds=None))
+    for speed, kept in (("0.6", slow), ("np.minimum(1.5 * f.standing_height, start + 0.6 * f.time)", on_flat[0])):
+        source = CANONICAL["walk"].replace("np.minimum(1.5 * f.standing_height, start + 0.6 * f.time)", speed)
+        with load_reward(RewardProgram.from_source(source), trusted=True) as reward:
+            trajectory = optimize(scene, reward, config, seed=0)
+        tracker = make_controller(kept.controller, scene)
+        assert trajectory.policy is not None
+        np.testing.assert_allclose(trajectory.policy.vector(tracker), kept.vector(tracker))
+
+
 # --- scene options --------------------------------------------------------------------------------------------
 
 def test_physics_is_applied_to_the_model(humanoid_flat):
