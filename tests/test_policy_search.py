@@ -857,8 +857,23 @@ def test_optimize_command_with_one_controller(tmp_path, capsys):
     assert policy.params == pytest.approx(machine.params)  # no generations: the shipped gait as it is
 
 
+def test_optimize_command_tries_candidates_under_the_perturbations_asked(tmp_path, capsys):
+    argv = ["optimize", "--optimizer", "search", "--controller", "gait_tracker", "--generations", "1",
+            "--population", "4", "--duration", "0.25"]
+    assert main([*argv, "--out", str(tmp_path / "plain")]) == 0
+    assert main([*argv, "--push", "0.1:0.2", "--fresh-grounds", "1", "--out", str(tmp_path / "perturbed")]) == 0
+    plain, perturbed = (Trajectory.load(tmp_path / name).planner_steps for name in ("plain", "perturbed"))
+    assert perturbed >= 2.5 * plain  # three runs per candidate, not one
+    capsys.readouterr()
+    assert main([*argv, "--optimizer", "mppi", "--noise", "0.03", "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "apply to policy search (--optimizer search), not mppi" in err
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--population", "2"], "population must be at least 4"),
+    (["--fresh-grounds", "-1"], "must not be negative"),
+    (["--push", "3"], "--push takes T:V"),
     (["--body", "myofullbody"], "no structured controller walks myofullbody"),
     (["--controller", "waddle"], "unknown controller 'waddle'"),
     (["--controller", "reflex"], "controller 'reflex' drives muscle bodies"),

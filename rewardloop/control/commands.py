@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ def register(add: AddCommand) -> None:
     parser.add_argument("--controller", default=None,
                         help="policy search over this controller only, from its shipped gait (default: from every "
                              "gait shipped for the body, keeping the best)")
+    perturbation_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="rollout threads (default: one per core)")
     parser.add_argument("--out", required=True, help="directory for trajectory.npz/.json (and video.mp4)")
@@ -42,6 +44,36 @@ def register(add: AddCommand) -> None:
     physics_arguments(replay)
     replay.add_argument("--out", help="directory for trajectory.npz/.json and policy.json (and video.mp4)")
     replay.add_argument("--video", action="store_true", help="also render video.mp4 (needs --out)")
+
+
+def perturbation_arguments(parser: argparse.ArgumentParser) -> None:
+    """Policy search options that try every candidate under perturbations too (SearchConfig.perturbations)."""
+    parser.add_argument("--push", action="append", default=[], metavar="T:V",
+                        help="policy search: also try each candidate pushed sideways at T s by V m/s (repeatable)")
+    parser.add_argument("--noise", type=float, default=0.0,
+                        help="policy search: also try each candidate with this relative parameter noise (0.03: ±3 %%)")
+    parser.add_argument("--noise-draws", type=int, default=2, help="runs with parameter noise (default 2)")
+    parser.add_argument("--fresh-grounds", type=int, default=0,
+                        help="policy search: also try each candidate on this many rough grounds drawn afresh "
+                             "every generation")
+    parser.add_argument("--fresh-roughness", type=float, default=None, help="bump height of those grounds (m)")
+
+
+def perturbations_from_args(args: argparse.Namespace, kind: str):  # -> Perturbations | None
+    """The Perturbations the perturbation options ask for (None: none asked); a UserError unless `kind` is the
+    policy search."""
+    from rewardloop.control.config import Perturbations
+
+    asked = {"pushes": tuple(pushes_from_args(args.push)), "param_noise": args.noise,
+             "noise_draws": args.noise_draws if args.noise else 0, "fresh_grounds": args.fresh_grounds}
+    if args.fresh_roughness is not None:
+        asked["fresh_roughness"] = args.fresh_roughness
+    if not (asked["pushes"] or args.noise or args.fresh_grounds):
+        return None
+    if kind != "search":
+        raise UserError(f"--push, --noise and --fresh-grounds apply to policy search (--optimizer search), "
+                        f"not {kind}")
+    return Perturbations(**asked)
 
 
 def physics_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,6 +133,9 @@ def _optimize(args: argparse.Namespace) -> int:
                             samples=args.samples, horizon_s=args.horizon,
                             search={"generations": args.generations, "population": args.population,
                                     "controller": args.controller})
+    perturbations = perturbations_from_args(args, config.kind)
+    if perturbations is not None:
+        config = dataclasses.replace(config, search=dataclasses.replace(config.search, perturbations=perturbations))
     program, trusted = _program(args.reward)
 
     def show(progress: Progress) -> None:
@@ -124,8 +159,6 @@ def _optimize(args: argparse.Namespace) -> int:
 
 def _replay(args: argparse.Namespace) -> int:
     """Run a saved policy in a scene (another ground, pushes, changed physics) and report its metrics."""
-    import dataclasses
-
     from rewardloop.control.controllers import make_controller
     from rewardloop.control.policy import Policy, shipped_gait
     from rewardloop.control.search import pushed_motion
