@@ -118,3 +118,16 @@ def test_building_a_myo_body_leaves_no_mujoco_log_in_the_working_directory(tmp_p
     code = "from rewardloop.sim.scene import Scene, compile_scene; compile_scene(Scene('myolegs'))"
     subprocess.run([sys.executable, "-c", code], cwd=tmp_path, check=True, timeout=120)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_scene_caches_are_bounded():
+    # A policy search on rough grounds drawn afresh every generation compiles thousands of scenes (~15 MB each):
+    # an unbounded cache held them all and ran a 45-minute search out of memory.
+    from rewardloop.sim.terrain import rough_heights
+
+    for cached in (compile_scene, rough_heights):
+        cached.cache_clear()
+    for seed in range(40):
+        rough_heights(0.04, 5000 + seed)
+    assert rough_heights.cache_info().currsize <= 32
+    assert compile_scene.cache_info().maxsize == 32

@@ -171,9 +171,10 @@ class CompiledScene:
         return low, high
 
 
-@functools.cache
+@functools.lru_cache(maxsize=32)
 def compile_scene(scene: Scene) -> CompiledScene:
-    """Build, compile and lay out a scene (cached: the same scene compiles once per process)."""
+    """Build, compile and lay out a scene (cached: the last 32 scenes compile once per process; a bounded cache,
+    since a search on rough grounds drawn afresh every generation compiles thousands, ~15 MB each)."""
     body = get_body(scene.body)
     with _quiet_stderr():
         spec = body.load_spec()

@@ -77,9 +77,10 @@ class Terrain:
         }[self.kind]
 
 
-@functools.cache
+@functools.lru_cache(maxsize=32)
 def rough_heights(amplitude: float, seed: int) -> np.ndarray:
-    """Smooth random heights [nrow, ncol] (m) on the HFIELD_EXTENT grid, flat near the origin; read-only.
+    """Smooth random heights [nrow, ncol] (m) on the HFIELD_EXTENT grid, flat near the origin; read-only and
+    cached (the last 32 patterns).
 
     Rows run along y, columns along x (MuJoCo's heightfield layout).
     """
