@@ -66,6 +66,8 @@ def fallen(f):
 WEIGHTS = {"speed": 2.0, "line": 0.5, "face": 1.0, "upright": 1.0, "fallen": 1.0}
 '''
 """The walking part of the objective; TARGET_SPEED is filled in from --speed."""
+FLAT_TOLERANCE_M = 1e-3
+"""A trial is on flat ground when the ground under the centre of mass stays within this of 0 (m)."""
 
 FLAT_FOOT = '''
 def flat_foot(f):
@@ -87,14 +89,18 @@ def objective_source(speed: float, flat_foot: float) -> str:
 
 
 class GaitObjective:
-    """A reward program plus `human_gait`: -shortfall from human-like walking, the same at every step."""
+    """A reward program plus `human_gait`: -shortfall from human-like walking, the same at every step; with
+    `flat_only`, on trials on flat ground only (0 on uneven ground, where people do not walk as on flat ground)."""
 
-    def __init__(self, program: RewardProgram, weight: float, targets: HumanLikeTargets):
-        self.program, self.weight, self.targets = program, weight, targets
+    def __init__(self, program: RewardProgram, weight: float, targets: HumanLikeTargets, *, flat_only: bool = False):
+        self.program, self.weight, self.targets, self.flat_only = program, weight, targets, flat_only
 
     def __call__(self, features: Features) -> RewardEval:
         evaluation = self.program.evaluate_trusted(features)
         miss = shortfall(analyze_gait(features), self.targets)
+        if self.flat_only:
+            ground = features.com_pos[..., 2] - features.com_height  # [B, T] ground height under the CoM (m)
+            miss = np.where(np.abs(ground).max(axis=1) < FLAT_TOLERANCE_M, miss, 0.0)
         terms = {**evaluation.terms, "human_gait": np.repeat(-miss[:, None], features.batch_shape[1], axis=1)}
         return RewardEval(terms, {**evaluation.weights, "human_gait": self.weight})
 
@@ -112,6 +118,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of each trial motion")
     parser.add_argument("--speed", type=float, default=1.3, help="target walking speed (m/s)")
     parser.add_argument("--human-weight", type=float, default=0.3, help="weight of the human-gait term")
+    parser.add_argument("--human-on-flat", action="store_true",
+                        help="the human-gait term on trials on flat ground only (uneven grounds score the walk)")
     parser.add_argument("--target", nargs="*", default=[], metavar="NAME=VALUE",
                         help="a human-like target the search aims at instead of the issue's, e.g. "
                              "max_hip_flexion_deg=36 (a margin, so the gait meets the real one on another CPU)")
@@ -270,8 +278,8 @@ def main(argv: list[str] | None = None) -> None:
                           stall_speed=args.stall_speed,
                           perturbations=perturbations(args))
     targets = search_targets(args.target)
-    search = PolicySearch(scene, controller, GaitObjective(program, args.human_weight, targets), config,
-                          duration_s=args.duration, seed=args.seed)
+    objective = GaitObjective(program, args.human_weight, targets, flat_only=args.human_on_flat)
+    search = PolicySearch(scene, controller, objective, config, duration_s=args.duration, seed=args.seed)
     begin = saved = time.perf_counter()
     previous = previous_stage(args)
 
@@ -292,6 +300,7 @@ def main(argv: list[str] | None = None) -> None:
     measured = measure(kind, args.body, best)
     found_by = {"script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
                 "objective": source.strip(), "target_speed": args.speed, "human_weight": args.human_weight,
+                "human_on_flat": args.human_on_flat,
                 "human_targets": dataclasses.asdict(targets),
                 "start_speed": WALKING_START_SPEED, "terrain": scene.scene.terrain.describe(),
                 "bounds": narrowed_bounds(args.bounds),

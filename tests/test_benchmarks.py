@@ -142,3 +142,30 @@ def test_a_killed_find_gait_leaves_its_best_gait_so_far(tmp_path, monkeypatch):
     gait = json.loads(out.read_text())
     assert gait["found_by"]["checkpoint"].startswith("unfinished: the best after 2 generations")
     assert Policy.load(out).controller == "gait_tracker" and not list(tmp_path.glob("*.partial"))
+
+
+def test_find_gait_human_term_on_flat_ground_only():
+    # --human-on-flat: the human-gait term scores trials on flat ground and is 0 on uneven ground.
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from find_gait import GaitObjective, objective_source
+
+    from rewardloop.control.controllers import make_controller
+    from rewardloop.control.policy import shipped_gait
+    from rewardloop.control.search import pushed_motion
+    from rewardloop.critic.likeness import HumanLikeTargets
+    from rewardloop.reward.program import RewardProgram
+    from rewardloop.sim.rollout import Simulator
+    from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+    from rewardloop.sim.terrain import Terrain
+
+    program, gait = RewardProgram.from_source(objective_source(1.3, 0.0)), shipped_gait("humanoid")
+    terms = {}
+    for kind in ("flat", "rough"):
+        scene = compile_scene(Scene("humanoid", Terrain(kind), start_speed=WALKING_START_SPEED))
+        controller = make_controller(gait.controller, scene)
+        with Simulator(scene, nthread=1) as sim:
+            features = pushed_motion(sim, controller, gait.vector(controller), duration_s=1.0).features(scene)
+        terms[kind] = [GaitObjective(program, 1.0, HumanLikeTargets(), flat_only=only)(features).terms["human_gait"]
+                       for only in (False, True)]
+    assert (terms["flat"][0] == terms["flat"][1]).all() and terms["flat"][0].min() < 0  # 1 s: too few strides
+    assert terms["rough"][0].min() < 0 and (terms["rough"][1] == 0).all()
