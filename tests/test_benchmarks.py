@@ -144,9 +144,9 @@ def test_a_killed_find_gait_leaves_its_best_gait_so_far(tmp_path, monkeypatch):
     assert Policy.load(out).controller == "gait_tracker" and not list(tmp_path.glob("*.partial"))
 
 
-def test_find_gait_human_term_on_flat_ground_only():
+def test_find_gait_human_term_on_flat_ground_only(monkeypatch):
     # --human-on-flat: the human-gait term scores trials on flat ground and is 0 on uneven ground.
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from find_gait import GaitObjective, objective_source
 
     from rewardloop.control.controllers import make_controller
