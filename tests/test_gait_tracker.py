@@ -19,6 +19,7 @@ from rewardloop.control.gait_tracker import (
     curve_at,
     ground_at,
     human_curves,
+    landing_reach,
     landing_waiver,
     rise_ahead,
     step_clock,
@@ -86,7 +87,7 @@ def test_the_swing_knee_follows_the_curve_and_a_larger_scale_bends_it_more(human
 
 def test_lift_bends_the_swing_knee_in_mid_swing_only():
     p, memory = PARAMETERS.vector({}), np.zeros(3)
-    lifts = [swing_lift(memory, p, 0.4, 0.0, 0.0, False, phase, False) for phase in (0.3, 0.5, 0.625, 0.75, 1.0)]
+    lifts = [swing_lift(memory, p, 0.4, 0.0, 0.0, False, phase, False, True) for phase in (0.3, 0.5, 0.625, 0.75, 1.0)]
     np.testing.assert_allclose(lifts, [0.0, 0.0, 0.2, 0.4, 0.0], atol=1e-12)
 
 
@@ -94,12 +95,14 @@ def test_a_stumble_in_mid_swing_adds_trip_lift_until_the_next_step():
     # touch_min 0.7: a touchdown may end the step from 85 % of the swing leg's cycle; a contact at 60 % is a stumble.
     p, memory = PARAMETERS.vector({"touch_min": 0.7}), np.zeros(3)
     lift = functools.partial(swing_lift, memory, p, 0.0, 0.5, 0.0)  # trip_lift 0.5
-    assert lift(True, 0.52, False) == 0.0 and memory[TRIPPED] == 0.0  # toe-off, not a stumble
-    assert lift(True, 0.6, False) == pytest.approx(0.5) and memory[TRIPPED] == 1.0
-    assert lift(False, 0.7, False) == pytest.approx(0.5)  # off the ground again: still lifting
-    assert lift(False, 0.9, False) == pytest.approx(0.2)  # fading over the last quarter
-    assert lift(True, 0.9, False) == pytest.approx(0.2)  # a touchdown now is a landing
-    assert lift(False, 0.55, True) == 0.0 and memory[TRIPPED] == 0.0  # a new step clears it
+    assert lift(True, 0.52, False, True) == 0.0 and memory[TRIPPED] == 0.0  # toe-off, not a stumble
+    assert lift(True, 0.6, False, True) == pytest.approx(0.5) and memory[TRIPPED] == 1.0
+    assert lift(False, 0.7, False, True) == pytest.approx(0.5)  # off the ground again: still lifting
+    assert lift(False, 0.9, False, True) == pytest.approx(0.2)  # fading over the last quarter
+    assert lift(True, 0.9, False, True) == pytest.approx(0.2)  # a touchdown now is a landing
+    assert lift(False, 0.55, True, True) == 0.0 and memory[TRIPPED] == 0.0  # a new step clears it
+    assert lift(True, 0.9, False, False) == pytest.approx(0.2) and memory[TRIPPED] == 1.0  # too far back: a stumble
+
 
 
 @pytest.mark.parametrize("terrain", [Terrain("flat"), Terrain("slope", slope_deg=10.0),
@@ -157,8 +160,25 @@ def test_a_touchdown_on_higher_ground_may_end_the_step_early_by_look_land(swing_
     memory, p = np.array([0.0, 0.2, 0.0, 0.0]), PARAMETERS.vector({"step_time": 0.45, "touch_min": 0.7})
     early = landing_waiver(look_land, s, sensors, ground_map(Terrain("stairs", step_height=0.08)), memory)
     assert early == (look_land if swing_x > 1.5 else 0.0)
-    stance = step_clock(memory, p, s, sensors, 0.005, np.empty(2), early)
+    stance = step_clock(memory, p, s, sensors, 0.005, np.empty(2), early, True)
     assert (stance == 1) == ends and (memory[CLOCK] < 0.01) == ends  # a new step: its clock restarts
+
+
+@pytest.mark.parametrize(("swing_x", "land_ahead", "ends"), [(1.3, 0.0, True), (0.6, 0.0, True), (1.3, 0.4, True),
+                                                            (0.6, 0.4, False), (0.95, 0.4, True), (0.85, 0.4, False)])
+def test_a_touchdown_behind_the_centre_of_mass_is_a_stumble_with_land_ahead(swing_x, land_ahead, ends):
+    # The left foot (0) stands at x = 1.0, the centre of mass above x = 1.0; late in the step (progress 0.9 >
+    # touch_min) the right foot touches down, its middle at swing_x. land_ahead 0.4 (REACH_BEHIND 0.5): the step
+    # ends only with the foot at most 0.1 m behind the centre of mass; 0 (off): anywhere.
+    sensors, s = np.arange(0, 33, 3), np.zeros(33)
+    s[sensors[3]] = 1.0  # the centre of mass
+    s[sensors[5]], s[sensors[6]] = 0.9, 1.1
+    s[sensors[7]], s[sensors[8]] = swing_x - 0.1, swing_x + 0.1
+    s[sensors[CONTACT + 1]] = 1.0
+    memory, p = np.array([0.0, 0.405, 0.0, 0.0]), PARAMETERS.vector({"step_time": 0.45, "touch_min": 0.7})
+    reach_ok = landing_reach(land_ahead, s, sensors, memory, 1.0, 0.0)
+    assert reach_ok == ends
+    assert (step_clock(memory, p, s, sensors, 0.005, np.empty(2), 0.0, reach_ok) == 1) == ends
 
 
 @pytest.mark.parametrize("stairs", [False, True])
@@ -188,7 +208,7 @@ def test_a_stair_seen_ahead_bends_the_swing_knee_more_and_nothing_on_flat_ground
 def test_the_reactions_are_off_by_default():
     defaults = PARAMETERS.named(PARAMETERS.default)
     reactions = ("lift", "trip_lift", "ankle_lat", "slope_hip", "slope_trunk", "slope_ankle", "look_lift", "look_hip",
-                 "look_push", "look_land")
+                 "look_push", "look_land", "land_ahead")
     assert [defaults[name] for name in reactions] == [0.0] * len(reactions)
 
 

@@ -114,20 +114,22 @@ PARAMETERS = ParameterSpace((
       "above the swing foot's: pushing the body up a step", sighted=True),
     P("look_land", 0.0, 1.0, 0.0, "-", "fraction of touch_min waived for a swing foot over higher ground than the "
       "stance foot's: landing on a step ends the step", sighted=True),
+    P("land_ahead", 0.0, 0.7, 0.0, "m", "a touchdown ends the step only with the swing foot at least land_ahead - "
+      "REACH_BEHIND m ahead of the centre of mass (0: off); one further back is a stumble and the swing goes on"),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
 (rewardloop/control/gaits/humanoid-gait_machine.json, rounded); they take a few steps from the walking start and
 are where gait searches from 'default' begin."""
 REACTIONS = tuple(p for p in PARAMETERS.parameters if p.name in ("lift", "trip_lift", "slope_hip", "slope_trunk",
-                                                                  "slope_ankle") or p.sighted)
+                                                                  "slope_ankle", "land_ahead") or p.sighted)
 """The reactions to the ground (clearance, the stumble's elevating reaction, the slope's, the rises seen), which the
 muscle tracker shares: 0 by default, so a gait without them walks as before."""
 
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
  HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP, LIFT, TRIP_LIFT, ANKLE_LAT, SLOPE_HIP, SLOPE_TRUNK,
- SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH, LOOK_LAND) = range(PARAMETERS.size)
+ SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH, LOOK_LAND, LAND_AHEAD) = range(PARAMETERS.size)
 STANCE, CLOCK, TRIPPED, SLOPE = 0, 1, 2, 3
 """Memory columns: the stance leg (0 left, 1 right), the time since its touchdown (s) and (this tracker's own)
 whether the swing foot has stumbled during this step (1) or not (0), and the slope of the ground (rad, + uphill)
@@ -142,6 +144,9 @@ LANDING_RISE = 0.01
 """How much higher (m) the ground under the swing foot must be than the stance foot's for `look_land`."""
 MAX_RISE = 0.3
 """Largest rise of the ground ahead (m) the tracker reacts to; the ground falling away reads as 0."""
+REACH_BEHIND = 0.5
+"""With `land_ahead` a (small) a touchdown may end the step with the swing foot up to this far (m) behind the centre
+of mass: `land_ahead` moves that limit forward."""
 
 
 def human_curves() -> np.ndarray:
@@ -187,15 +192,16 @@ def curve_at(curves: np.ndarray, joint: int, phase: float) -> float:
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def step_clock(memory: np.ndarray, p: np.ndarray, s: np.ndarray, sensors: np.ndarray, interval: float,
-               phase: np.ndarray, early: float) -> int:
+               phase: np.ndarray, early: float, reach_ok: bool) -> int:
     """Advance one row's step clock by an update of `interval` s: its memory [2] (stance leg, time since that
     leg's touchdown) in place, each leg's phase of the gait cycle into `phase` [2]; -> the stance leg (0 left).
     `p` holds the `GAIT` parameters first; `sensors`, the humanoid.SENSORS addresses; `early`, the fraction of
-    `touch_min` waived for this update's touchdown."""
+    `touch_min` waived for this update's touchdown; `reach_ok`, whether a touchdown now may end the step at all
+    (`landing_reach`)."""
     stance, clock = int(memory[STANCE]), memory[CLOCK]
     progress = clock / p[STEP_TIME]
     touching = s[sensors[CONTACT + 1 - stance]] > 0
-    if (progress >= p[TOUCH_MIN] * (1.0 - early) and touching) or progress >= LONGEST_STEP:
+    if (progress >= p[TOUCH_MIN] * (1.0 - early) and touching and reach_ok) or progress >= LONGEST_STEP:
         stance, clock, progress = 1 - stance, 0.0, 0.0
     landed = clock > 0.0 or s[sensors[CONTACT + stance]] > 0  # a step's clock starts at its touchdown
     memory[STANCE], memory[CLOCK] = stance, clock + interval if landed else 0.0
@@ -220,15 +226,16 @@ def swing_aims(p: np.ndarray, s: np.ndarray, sensors: np.ndarray, curves: np.nda
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def swing_lift(memory: np.ndarray, p: np.ndarray, lift: float, trip_lift: float, seen: float, touching: bool,
-               phase: float, stepped: bool) -> float:
+               phase: float, stepped: bool, reach_ok: bool) -> float:
     """Knee flexion (rad) added to the swing leg's curve at its `phase`: `lift` over mid-swing (sin² from 50 % to
     100 % of the cycle), `trip_lift` for the rest of a step whose swing foot struck the ground (`touching`)
-    between 55 % and the earliest touchdown (`touch_min` of `p`'s GAIT), and `seen` (for the ground ahead) over the
+    between 55 % and the earliest touchdown (`touch_min` of `p`'s GAIT) or too far back to land (not `reach_ok`),
+    and `seen` (for the ground ahead) over the
     swing, both fading out over the last quarter. Updates the row's stumble flag in `memory` [3] (cleared when a
     step begins: `stepped`)."""
     if stepped:
         memory[TRIPPED] = 0.0
-    if touching and 0.55 < phase < 0.5 + 0.5 * p[TOUCH_MIN]:
+    if touching and (0.55 < phase < 0.5 + 0.5 * p[TOUCH_MIN] or not reach_ok):
         memory[TRIPPED] = 1.0
     bump = math.sin(2.0 * math.pi * (phase - 0.5)) ** 2 if phase > 0.5 else 0.0
     fade = min(1.0, 4.0 * (1.0 - phase)) if phase > 0.5 else 0.0
@@ -272,6 +279,19 @@ def landing_waiver(look_land: float, s: np.ndarray, sensors: np.ndarray, ground:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def landing_reach(land_ahead: float, s: np.ndarray, sensors: np.ndarray, memory: np.ndarray, fx: float,
+                  fy: float) -> bool:
+    """Whether a touchdown of the swing foot (of `memory`'s stance leg) now may end the step: always with
+    `land_ahead` 0, else only with the foot's middle at least `land_ahead` - REACH_BEHIND m ahead of the centre of
+    mass along the heading (fx, fy). A foot that strikes the ground further back (a bump caught early in the
+    swing) would take the body's weight behind it and the body would pitch over it."""
+    if land_ahead == 0.0:
+        return True
+    ahead = -com_from_foot(s, sensors, 1 - int(memory[STANCE]), fx, fy)[0]
+    return ahead >= land_ahead - REACH_BEHIND
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def step_rise(s: np.ndarray, sensors: np.ndarray, ground: np.ndarray, stance: int) -> float:
     """How much higher (m, within [0, MAX_RISE]) the ground under the `stance` foot is than under the swing foot."""
     return min(max(ground_under(s, sensors, ground, stance) - ground_under(s, sensors, ground, 1 - stance), 0.0),
@@ -309,15 +329,16 @@ def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, t
         p, s = params[b], sensed[b]
         q, qd = state[b, 1 : 1 + nq], state[b, 1 + nq :]
         before = int(memory[b, STANCE])
+        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         early = landing_waiver(p[LOOK_LAND], s, sensors, ground, memory[b])
-        stance = step_clock(memory[b], p, s, sensors, interval, phase, early)
+        reach_ok = landing_reach(p[LAND_AHEAD], s, sensors, memory[b], fx, fy)
+        stance = step_clock(memory[b], p, s, sensors, interval, phase, early, reach_ok)
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
-        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         rise = rise_ahead(s, sensors, ground, stance, fx, fy)
         push = p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)  # the stance knee's, up a step
         lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], p[LOOK_LIFT] * rise, s[sensors[CONTACT + swing]] > 0,
-                          phase[swing], stance != before)
+                          phase[swing], stance != before, reach_ok)
         if stance != before:
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]

@@ -49,6 +49,7 @@ from rewardloop.control.gait_tracker import (
     curve_at,
     ground_slope,
     human_curves,
+    landing_reach,
     landing_waiver,
     rise_ahead,
     step_clock,
@@ -93,7 +94,7 @@ stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 
 few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
  TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
- LOOK_LAND) = range(len(GAIT), PARAMETERS.size)
+ LOOK_LAND, LAND_AHEAD) = range(len(GAIT), PARAMETERS.size)
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -161,15 +162,16 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
         before = int(memory[b, STANCE])
+        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         early = landing_waiver(p[LOOK_LAND], s, sensors, ground, memory[b])
-        stance = step_clock(memory[b], p, s, sensors, interval, phase, early)
+        reach_ok = landing_reach(p[LAND_AHEAD], s, sensors, memory[b], fx, fy)
+        stance = step_clock(memory[b], p, s, sensors, interval, phase, early, reach_ok)
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
-        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
         rise = rise_ahead(s, sensors, ground, stance, fx, fy)
         lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], p[LOOK_LIFT] * rise, s[sensors[CONTACT + swing]] > 0,
-                          phase[swing], stance != before)
+                          phase[swing], stance != before, reach_ok)
         if stance != before:
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]
