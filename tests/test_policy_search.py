@@ -393,8 +393,9 @@ def test_a_steering_search_moves_only_the_steering_parameters(humanoid_walking, 
 
 
 @pytest.mark.parametrize("terrain", [Terrain("flat"), Terrain("stairs")])
-def test_on_flat_ground_the_search_leaves_what_only_acts_through_the_ground_seen_ahead(walk, terrain):
-    # The gait tracker's look_* parameters act on rises of the ground, 0 on flat ground: a flat
+def test_on_flat_ground_the_search_leaves_what_only_acts_on_uneven_ground(walk, terrain):
+    # The gait tracker's look_* parameters act on rises of the ground, 0 on flat ground, and land_ahead on a foot
+    # caught early by a bump: a flat
     # search leaves them at the start's values (a robust gait's reactions survive a search on flat ground, and the
     # search moves the same parameters as before they existed); on stairs it moves them with the rest.
     from rewardloop.control import gait_tracker
@@ -404,12 +405,13 @@ def test_on_flat_ground_the_search_leaves_what_only_acts_through_the_ground_seen
     asked = []
     evaluate = search.evaluate
     search.evaluate = lambda sim, params: asked.append(params.copy()) or evaluate(sim, params)
-    start = gait_tracker.PARAMETERS.vector({"look_lift": 2.0, "look_hip": 1.0})
+    start = gait_tracker.PARAMETERS.vector({"look_lift": 2.0, "look_hip": 1.0, "land_ahead": 0.3})
     with Simulator(scene, nthread=2) as sim:
         search.run(sim, start)
     moved = set(np.flatnonzero(np.any(np.vstack(asked) != start, axis=0)))
-    sighted = {gait_tracker.LOOK_LIFT, gait_tracker.LOOK_HIP, gait_tracker.LOOK_PUSH, gait_tracker.LOOK_LAND}
-    assert moved == set(range(gait_tracker.PARAMETERS.size)) - (sighted if terrain.kind == "flat" else set())
+    uneven = {gait_tracker.LOOK_LIFT, gait_tracker.LOOK_HIP, gait_tracker.LOOK_PUSH, gait_tracker.LOOK_LAND,
+              gait_tracker.LAND_AHEAD}
+    assert moved == set(range(gait_tracker.PARAMETERS.size)) - (uneven if terrain.kind == "flat" else set())
 
 
 def test_each_ground_of_a_search_is_walked_by_a_controller_that_sees_that_ground(walk):

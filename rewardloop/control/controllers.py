@@ -41,6 +41,9 @@ class Parameter:
     sighted: bool = False
     """It acts only through rises of the ground the controller sees, so it does nothing on flat ground (where a
     search leaves it as it starts)."""
+    uneven: bool = False
+    """It reacts to what uneven ground does to a gait (a foot caught early on a bump), so on flat ground it does
+    next to nothing and a search there leaves it as it starts, like a `sighted` one."""
 
 
 @dataclass(frozen=True)

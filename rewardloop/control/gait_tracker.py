@@ -115,7 +115,8 @@ PARAMETERS = ParameterSpace((
     P("look_land", 0.0, 1.0, 0.0, "-", "fraction of touch_min waived for a swing foot over higher ground than the "
       "stance foot's: landing on a step ends the step", sighted=True),
     P("land_ahead", 0.0, 0.7, 0.0, "m", "a touchdown ends the step only with the swing foot at least land_ahead - "
-      "REACH_BEHIND m ahead of the centre of mass (0: off); one further back is a stumble and the swing goes on"),
+      "REACH_BEHIND m ahead of the centre of mass (0: off); one further back is a stumble and the swing goes on",
+      uneven=True),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
