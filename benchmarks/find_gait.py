@@ -13,6 +13,11 @@ knee in stance and swing, hip swing, foot clearance, cadence, pelvis yaw). The s
 start (rewardloop.sim.scene.WALKING_START_SPEED). It can take an hour; it is not a test. The file it writes
 holds the parameters, the command and settings that found them, and what the gait measured over 10 s; while the
 search runs, it holds the best gait so far every 5 minutes (marked "checkpoint"), so a killed search loses little.
+
+With --validate N (for searches over perturbations, e.g. --fresh-grounds), the start, the best gait at every
+checkpoint and at the end are each walked on N rough grounds that neither the search nor the benchmark uses
+(seeds 500...), and the file gets the one that walks most of them: on noisy trials the best candidate is often
+the luckiest one.
 """
 
 from __future__ import annotations
@@ -145,6 +150,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="narrow a parameter's bounds for this search (e.g. swing_time=0.33:0.45)")
     parser.add_argument("--stall-speed", type=float, default=0.0,
                         help="a trial advancing less than this (m/s) over a second counts as fallen (stairs)")
+    parser.add_argument("--validate", type=int, default=0, metavar="N",
+                        help="walk the best gait so far on N rough grounds set aside for validation at every "
+                             "checkpoint and at the end, and write the one that walks most of them")
     parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", required=True, help="the gait file to write (JSON)")
@@ -248,6 +256,50 @@ CHECKPOINT_S = 300.0
 """Seconds between writes of the best gait so far to --out while the search runs (the last write has it all)."""
 
 
+VALIDATION_SEEDS = 500
+"""First seed of the rough grounds --validate walks (500, 501, ...): none is the default ground (0), one of the
+benchmark's unseen grounds (100 + k) or one a search draws afresh (from 1000)."""
+
+
+def validation(controller_kind: str, body: str, vector: np.ndarray, count: int, roughness: float) -> dict:
+    """How [P] `vector` walks `count` rough grounds set aside for validation, 10 s from the walking start on each:
+    how many it walks without a fall, and its mean distance (m)."""
+    walked, distances = 0, []
+    for seed in range(VALIDATION_SEEDS, VALIDATION_SEEDS + count):
+        terrain = Terrain("rough", roughness=roughness, seed=seed)
+        scene = compile_scene(Scene(body, terrain, start_speed=WALKING_START_SPEED))
+        controller = make_controller(controller_kind, scene)
+        with Simulator(scene) as sim:
+            rollouts = run_controller(sim, controller, vector[None], nstep=round(10.0 / scene.dt))
+        metrics = batch_metrics(rollouts.features(scene))[0]
+        walked, distances = walked + (not metrics.fell), [*distances, metrics.distance]
+    return {"seeds": [VALIDATION_SEEDS, VALIDATION_SEEDS + count - 1], "roughness": roughness, "walked": walked,
+            "distance": round(float(np.mean(distances)), 3)}
+
+
+@dataclasses.dataclass
+class Validated:
+    """The gait that walked the validation grounds best of those offered (--validate): most grounds without a
+    fall, then the longest mean distance. A search on grounds drawn afresh keeps the candidate that won its last
+    draws, often by luck; grounds it never saw tell the robust gait from the lucky one."""
+
+    controller_kind: str
+    body: str
+    count: int
+    roughness: float
+    params: np.ndarray | None = None
+    result: dict | None = None
+
+    def offer(self, params: np.ndarray) -> np.ndarray:
+        """Validate [P] `params` (unless it is the last kept); -> the [P] best validated so far."""
+        if self.params is None or not np.array_equal(params, self.params):
+            result = validation(self.controller_kind, self.body, params, self.count, self.roughness)
+            if self.result is None or (result["walked"], result["distance"]) > (self.result["walked"],
+                                                                                   self.result["distance"]):
+                self.params, self.result = params.copy(), result
+        return self.params
+
+
 def measure(controller_kind: str, body: str, vector: np.ndarray) -> dict:
     """What the gait does over 10 s from the walking start on flat ground: task metrics and the human-like
     targets."""
@@ -282,6 +334,11 @@ def main(argv: list[str] | None = None) -> None:
     search = PolicySearch(scene, controller, objective, config, duration_s=args.duration, seed=args.seed)
     begin = saved = time.perf_counter()
     previous = previous_stage(args)
+    if args.validate < 0:
+        raise UserError(f"--validate takes a number of grounds >= 0, got {args.validate}")
+    validated = Validated(kind, args.body, args.validate, args.fresh_roughness) if args.validate else None
+    if validated:
+        validated.offer(start)  # the gait written walks the validation grounds at least as well as the start
 
     def show(generation: int, scores, params: np.ndarray) -> None:
         nonlocal saved
@@ -291,12 +348,15 @@ def main(argv: list[str] | None = None) -> None:
         if now - saved > CHECKPOINT_S:  # a killed search leaves its best so far
             saved = now
             note = f"unfinished: the best after {generation} generations ({now - begin:.0f} s)"
-            Policy.of(controller, args.body, params).save(Path(args.out), found_by={
+            kept = validated.offer(params) if validated else params
+            Policy.of(controller, args.body, kept).save(Path(args.out), found_by={
                 "script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
-                "checkpoint": note, "previous": previous})
+                "checkpoint": note, "validation": validated and validated.result, "previous": previous})
 
     with Simulator(scene, nthread=args.threads) as sim:
         best, _, log = search.run(sim, start, show)
+    if validated:
+        best = validated.offer(best)
     measured = measure(kind, args.body, best)
     found_by = {"script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
                 "objective": source.strip(), "target_speed": args.speed, "human_weight": args.human_weight,
@@ -306,7 +366,8 @@ def main(argv: list[str] | None = None) -> None:
                 "bounds": narrowed_bounds(args.bounds),
                 "generations": log.generations, "evaluations": log.evaluations,
                 "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,
-                "best_return": log.best_return, "date": datetime.date.today().isoformat(),
+                "best_return": log.best_return, "validation": validated and validated.result,
+                "date": datetime.date.today().isoformat(),
                 "machine": f"{platform.machine()}, {platform.python_version()}"}
     found_by["previous"] = previous
     Policy.of(controller, args.body, best).save(Path(args.out), found_by=found_by, measured=measured)
