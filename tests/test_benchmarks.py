@@ -104,6 +104,7 @@ def test_find_gait_validate_writes_the_gait_that_walked_the_validation_grounds_b
     assert found["validation"]["seeds"] == [500, 501] and found["validation"]["roughness"] == 0.04
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from find_gait import validation
+
     from rewardloop.control.controllers import make_controller
     from rewardloop.control.policy import Policy
     from rewardloop.sim.scene import Scene, compile_scene
