@@ -351,7 +351,7 @@ def main(argv: list[str] | None = None) -> None:
             kept = validated.offer(params) if validated else params
             Policy.of(controller, args.body, kept).save(Path(args.out), found_by={
                 "script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
-                "checkpoint": note, "validation": validated and validated.result, "previous": previous})
+                "checkpoint": note, "validation": validated.result if validated else None, "previous": previous})
 
     with Simulator(scene, nthread=args.threads) as sim:
         best, _, log = search.run(sim, start, show)
@@ -366,7 +366,7 @@ def main(argv: list[str] | None = None) -> None:
                 "bounds": narrowed_bounds(args.bounds),
                 "generations": log.generations, "evaluations": log.evaluations,
                 "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,
-                "best_return": log.best_return, "validation": validated and validated.result,
+                "best_return": log.best_return, "validation": validated.result if validated else None,
                 "date": datetime.date.today().isoformat(),
                 "machine": f"{platform.machine()}, {platform.python_version()}"}
     found_by["previous"] = previous

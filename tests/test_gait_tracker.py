@@ -104,7 +104,6 @@ def test_a_stumble_in_mid_swing_adds_trip_lift_until_the_next_step():
     assert lift(True, 0.9, False, False) == pytest.approx(0.2) and memory[TRIPPED] == 1.0  # too far back: a stumble
 
 
-
 @pytest.mark.parametrize("terrain", [Terrain("flat"), Terrain("slope", slope_deg=10.0),
                                      Terrain("rough", roughness=0.08, seed=3), Terrain("stairs", step_height=0.12)])
 def test_the_ground_map_reads_the_terrains_height(terrain):

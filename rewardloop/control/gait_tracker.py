@@ -146,8 +146,8 @@ LANDING_RISE = 0.01
 MAX_RISE = 0.3
 """Largest rise of the ground ahead (m) the tracker reacts to; the ground falling away reads as 0."""
 REACH_BEHIND = 0.5
-"""With `land_ahead` a (small) a touchdown may end the step with the swing foot up to this far (m) behind the centre
-of mass: `land_ahead` moves that limit forward."""
+"""With a small `land_ahead`, a touchdown may end the step with the swing foot up to this far (m) behind the centre
+of mass; `land_ahead` moves that limit forward."""
 
 
 def human_curves() -> np.ndarray:
@@ -231,9 +231,8 @@ def swing_lift(memory: np.ndarray, p: np.ndarray, lift: float, trip_lift: float,
     """Knee flexion (rad) added to the swing leg's curve at its `phase`: `lift` over mid-swing (sin² from 50 % to
     100 % of the cycle), `trip_lift` for the rest of a step whose swing foot struck the ground (`touching`)
     between 55 % and the earliest touchdown (`touch_min` of `p`'s GAIT) or too far back to land (not `reach_ok`),
-    and `seen` (for the ground ahead) over the
-    swing, both fading out over the last quarter. Updates the row's stumble flag in `memory` [3] (cleared when a
-    step begins: `stepped`)."""
+    and `seen` (for the ground ahead) over the swing, both fading out over the last quarter. Updates the row's
+    stumble flag in `memory` [3] (cleared when a step begins: `stepped`)."""
     if stepped:
         memory[TRIPPED] = 0.0
     if touching and (0.55 < phase < 0.5 + 0.5 * p[TOUCH_MIN] or not reach_ok):
