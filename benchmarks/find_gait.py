@@ -272,7 +272,8 @@ def validation(controller_kind: str, body: str, vector: np.ndarray, count: int, 
         with Simulator(scene) as sim:
             rollouts = run_controller(sim, controller, vector[None], nstep=round(10.0 / scene.dt))
         metrics = batch_metrics(rollouts.features(scene))[0]
-        walked, distances = walked + (not metrics.fell), [*distances, metrics.distance]
+        walked += not metrics.fell
+        distances.append(metrics.distance)
     return {"seeds": [VALIDATION_SEEDS, VALIDATION_SEEDS + count - 1], "roughness": roughness, "walked": walked,
             "distance": round(float(np.mean(distances)), 3)}
 
