@@ -153,6 +153,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--validate", type=int, default=0, metavar="N",
                         help="walk the best gait so far on N rough grounds set aside for validation at every "
                              "checkpoint and at the end, and write the one that walks most of them")
+    parser.add_argument("--validate-human", action="store_true",
+                        help="with --validate: rank the validated gaits first by how many human-like targets they "
+                             "meet on flat ground, then by the validation grounds walked")
     parser.add_argument("--minutes", type=float, default=None, help="stop after this many minutes")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", required=True, help="the gait file to write (JSON)")
@@ -281,24 +284,38 @@ def validation(controller_kind: str, body: str, vector: np.ndarray, count: int, 
 @dataclasses.dataclass
 class Validated:
     """The gait that walked the validation grounds best of those offered (--validate): most grounds without a
-    fall, then the longest mean distance. A search on grounds drawn afresh keeps the candidate that won its last
-    draws, often by luck; grounds it never saw tell the robust gait from the lucky one."""
+    fall, then the longest mean distance; with `human` (--validate-human), first the most human-like targets met
+    on flat ground. A search on grounds drawn afresh keeps the candidate that won its last draws, often by luck;
+    grounds it never saw tell the robust gait from the lucky one."""
 
     controller_kind: str
     body: str
     count: int
     roughness: float
+    human: bool = False
     params: np.ndarray | None = None
     result: dict | None = None
+    history: list[dict] = dataclasses.field(default_factory=list)
+    """Every validation, in the order offered (the start first)."""
 
     def offer(self, params: np.ndarray) -> np.ndarray:
         """Validate [P] `params` (unless it is the last kept); -> the [P] best validated so far."""
         if self.params is None or not np.array_equal(params, self.params):
             result = validation(self.controller_kind, self.body, params, self.count, self.roughness)
-            if self.result is None or (result["walked"], result["distance"]) > (self.result["walked"],
-                                                                                   self.result["distance"]):
+            if self.human:
+                result["human_like_met"] = sum(measure(self.controller_kind, self.body, params)[
+                    "human_like_met"].values())
+            self.history.append(result)
+            if self.result is None or self._rank(result) > self._rank(self.result):
                 self.params, self.result = params.copy(), result
         return self.params
+
+    def _rank(self, result: dict) -> tuple:
+        return (result["human_like_met"],) * self.human + (result["walked"], result["distance"])
+
+    def record(self) -> dict | None:
+        """What goes in the file's found_by: the kept validation and every one made."""
+        return None if self.result is None else {**self.result, "offered": self.history}
 
 
 def measure(controller_kind: str, body: str, vector: np.ndarray) -> dict:
@@ -337,7 +354,10 @@ def main(argv: list[str] | None = None) -> None:
     previous = previous_stage(args)
     if args.validate < 0:
         raise UserError(f"--validate takes a number of grounds >= 0, got {args.validate}")
-    validated = Validated(kind, args.body, args.validate, args.fresh_roughness) if args.validate else None
+    if args.validate_human and not args.validate:
+        raise UserError("--validate-human ranks the gaits --validate walks: give --validate N too")
+    validated = (Validated(kind, args.body, args.validate, args.fresh_roughness, human=args.validate_human)
+                 if args.validate else None)
     if validated:
         validated.offer(start)  # the gait written walks the validation grounds at least as well as the start
 
@@ -352,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
             kept = validated.offer(params) if validated else params
             Policy.of(controller, args.body, kept).save(Path(args.out), found_by={
                 "script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
-                "checkpoint": note, "validation": validated.result if validated else None, "previous": previous})
+                "checkpoint": note, "validation": validated.record() if validated else None, "previous": previous})
 
     with Simulator(scene, nthread=args.threads) as sim:
         best, _, log = search.run(sim, start, show)
@@ -367,7 +387,7 @@ def main(argv: list[str] | None = None) -> None:
                 "bounds": narrowed_bounds(args.bounds),
                 "generations": log.generations, "evaluations": log.evaluations,
                 "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,
-                "best_return": log.best_return, "validation": validated.result if validated else None,
+                "best_return": log.best_return, "validation": validated.record() if validated else None,
                 "date": datetime.date.today().isoformat(),
                 "machine": f"{platform.machine()}, {platform.python_version()}"}
     found_by["previous"] = previous

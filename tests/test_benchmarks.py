@@ -93,27 +93,29 @@ def test_gait_benchmark_replays_a_gait_file_without_search(tmp_path):
 
 def test_find_gait_validate_writes_the_gait_that_walked_the_validation_grounds_best(tmp_path, monkeypatch):
     # One generation of four over 0.2-s trials on flat ground plus a fresh rough one, from the shipped rough gait;
-    # --validate 2: the start and the search's best are walked 10 s on rough grounds 500 and 501, and the file
-    # holds the better of them with its validation, which replaying the written gait there reproduces.
+    # --validate 2 --validate-human: the start and the search's best are walked 10 s on rough grounds 500 and 501
+    # and 10 s on flat ground, and the file holds the one meeting most human-like targets, then walking most
+    # grounds, with every validation made; replaying the written gait reproduces its validation.
     out = tmp_path / "gait.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--generations", "1",
                     "--population", "4", "--duration", "0.2", "--sigma", "0.3", "--fresh-grounds", "1",
                     "--start", str(ROOT / "rewardloop/control/gaits/humanoid-rough.json"), "--validate", "2",
-                    "--out", str(out)], check=True, timeout=300, capture_output=True)
-    found = json.loads(out.read_text())["found_by"]
-    assert found["validation"]["seeds"] == [500, 501] and found["validation"]["roughness"] == 0.04
+                    "--validate-human", "--out", str(out)], check=True, timeout=300, capture_output=True)
+    found = json.loads(out.read_text())["found_by"]["validation"]
+    offered = found.pop("offered")
+    assert found["seeds"] == [500, 501] and found["roughness"] == 0.04 and len(offered) == 2
+    assert found == max(offered, key=lambda v: (v["human_like_met"], v["walked"], v["distance"]))
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
-    from find_gait import validation
+    from find_gait import measure, validation
 
     from rewardloop.control.controllers import make_controller
     from rewardloop.control.policy import Policy
     from rewardloop.sim.scene import Scene, compile_scene
-    policy = Policy.load(out)
-    vector = policy.vector(make_controller(policy.controller, compile_scene(Scene("humanoid"))))
-    assert validation(policy.controller, "humanoid", vector, 2, 0.04) == found["validation"]
     start = Policy.load(ROOT / "rewardloop/control/gaits/humanoid-rough.json")
-    assert found["validation"]["walked"] >= validation(start.controller, "humanoid", start.vector(
-        make_controller(start.controller, compile_scene(Scene("humanoid")))), 2, 0.04)["walked"]
+    for policy, result in ((Policy.load(out), found), (start, offered[0])):
+        vector = policy.vector(make_controller(policy.controller, compile_scene(Scene("humanoid"))))
+        human = sum(measure(policy.controller, "humanoid", vector)["human_like_met"].values())
+        assert {**validation(policy.controller, "humanoid", vector, 2, 0.04), "human_like_met": human} == result
 
 
 def test_find_gait_bad_target_is_one_line_and_exit_code_2(tmp_path):
