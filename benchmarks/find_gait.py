@@ -311,7 +311,9 @@ class Validated:
         return self.params
 
     def _rank(self, result: dict) -> tuple:
-        return (result["human_like_met"],) * self.human + (result["walked"], result["distance"])
+        """Sort key of a validation: (human-like targets met, with `human`), grounds walked, mean distance."""
+        walked = (result["walked"], result["distance"])
+        return (result["human_like_met"], *walked) if self.human else walked
 
     def record(self) -> dict | None:
         """What goes in the file's found_by: the kept validation and every one made."""

@@ -139,6 +139,14 @@ def test_find_gait_bad_ground_is_one_line_and_exit_code_2(tmp_path, option, spec
                                                   f"slope[:DEGREES] or stairs[:RISE_M], got {spec!r}"]
 
 
+def test_find_gait_validate_human_without_validate_is_one_line_and_exit_code_2(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--validate-human",
+                             "--out", str(tmp_path / "gait.json")], timeout=120, capture_output=True, text=True)
+    assert result.returncode == 2 and not (tmp_path / "gait.json").exists()
+    assert result.stderr.strip().splitlines() == ["find_gait.py: error: --validate-human ranks the gaits --validate "
+                                                  "walks: give --validate N too"]
+
+
 def test_find_gait_goes_on_with_the_start_files_controller(tmp_path):
     # A stage started from a gait file searches that file's controller (here the gait machine's stage-4 gait),
     # not the body's default walker.
