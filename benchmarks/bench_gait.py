@@ -28,19 +28,22 @@ from collections import Counter
 
 import numpy as np
 
+from rewardloop.control.config import RecedingConfig
 from rewardloop.control.controllers import make_controller, run_controller
 from rewardloop.control.defaults import default_config
 from rewardloop.control.metrics import fall_mask
 from rewardloop.control.optimizer import optimize
 from rewardloop.control.policy import Policy
+from rewardloop.control.receding import run_receding
 from rewardloop.control.search import pushed_motion
 from rewardloop.control.trajectory import Trajectory, replayed
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import met
 from rewardloop.errors import UserError, run_script, unknown_name
+from rewardloop.reward.base import RewardFunction
 from rewardloop.reward.canonical import CANONICAL
 from rewardloop.reward.program import RewardProgram
-from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, CompiledScene, Scene, compile_scene, random_physics
 from rewardloop.sim.terrain import Terrain
 from rewardloop.tasks import INJURIES
@@ -95,31 +98,40 @@ def measure(scene: CompiledScene, trajectory: Trajectory) -> dict[str, float | b
             "controller": trajectory.policy.controller if trajectory.policy else None}
 
 
-def robustness(policy: Policy, body: str, *, seeds: list[int]) -> dict[str, float]:
-    """Success rates (10 s without a fall) of a flat-trained policy on unseen rough ground and randomized physics."""
+def robustness(policy: Policy, body: str, *, seeds: list[int],
+               receding: RewardFunction | None = None) -> dict[str, float]:
+    """Success rates (10 s without a fall) of a flat-trained policy on unseen rough ground and randomized physics;
+    with a `receding` reward, also with the receding-horizon planner pursuing it (keys ending in `_receding`)."""
     scenes = {"rough": [Scene(body, Terrain("rough", seed=100 + s), start_speed=WALKING_START_SPEED) for s in seeds],
               "physics": [Scene(body, start_speed=WALKING_START_SPEED,
                                 physics=random_physics(np.random.default_rng(200 + s))) for s in seeds]}
+    modes = {"": None} if receding is None else {"": None, "_receding": receding}
     rates = {}
     for name, group in scenes.items():
-        successes = 0
-        for definition in group:
-            scene = compile_scene(definition)
-            controller = make_controller(policy.controller, scene)
-            with Simulator(scene) as sim:
-                rollouts = pushed_motion(sim, controller, policy.vector(controller), duration_s=10.0)
-            successes += not replayed(scene, rollouts).metrics.fell
-        rates[name] = successes / len(group)
+        for suffix, reward in modes.items():
+            walked = [not replayed(scene, replay_motion(scene, policy, reward)).metrics.fell
+                      for scene in map(compile_scene, group)]
+            rates[name + suffix] = float(np.mean(walked))
     return rates
 
 
-def replay_row(policy: Policy, terrain: Terrain) -> dict:
-    """The row's numbers for a policy replayed for 10 s from the walking start on `terrain`, no search."""
-    scene = compile_scene(Scene(policy.body, terrain, start_speed=WALKING_START_SPEED))
+def replay_motion(scene: CompiledScene, policy: Policy, receding: RewardFunction | None = None) -> Rollouts:
+    """The policy's 10-s motion from the scene's start [1, T, ·]; with a `receding` reward, its parameters
+    modulated online by the receding-horizon planner pursuing it (seed 0)."""
     controller = make_controller(policy.controller, scene)
-    begin = time.perf_counter()
+    if receding is not None:
+        return run_receding(scene, controller, policy.vector(controller), receding, RecedingConfig(),
+                            duration_s=10.0, seed=0)
     with Simulator(scene) as sim:
-        rollouts = pushed_motion(sim, controller, policy.vector(controller), duration_s=10.0)
+        return pushed_motion(sim, controller, policy.vector(controller), duration_s=10.0)
+
+
+def replay_row(policy: Policy, terrain: Terrain, receding: RewardFunction | None = None) -> dict:
+    """The row's numbers for a policy replayed for 10 s from the walking start on `terrain`, no search (with a
+    `receding` reward: modulated online)."""
+    scene = compile_scene(Scene(policy.body, terrain, start_speed=WALKING_START_SPEED))
+    begin = time.perf_counter()
+    rollouts = replay_motion(scene, policy, receding)
     trajectory = dataclasses.replace(replayed(scene, rollouts, policy), wall_time_s=time.perf_counter() - begin)
     return measure(scene, trajectory)
 
@@ -137,22 +149,31 @@ def noise_survival(policy: Policy, *, seeds: list[int], noise: float = 0.03) -> 
     return float(np.mean(~fall_mask(rollouts.features(scene)).any(axis=1)))
 
 
-def replay_policy(path: str, robust_seeds: int) -> tuple[list[dict], list[dict]]:
-    """Rows and robustness of a gait file replayed without search."""
+def replay_policy(path: str, robust_seeds: int, receding: bool = False) -> tuple[list[dict], list[dict]]:
+    """Rows and robustness of a gait file replayed without search (with `receding`: each row's motion modulated
+    online by the planner pursuing the row's reward, and the robustness measured both ways)."""
     policy, seeds = Policy.load(path), list(range(robust_seeds))
-    rows = [{"row": name, "seed": 0, **replay_row(policy, ROWS[name][1])}
+    def reward(row: str) -> RewardFunction | None:
+        return _reward(row) if receding else None
+
+    rows = [{"row": name, "seed": 0, **replay_row(policy, ROWS[name][1], reward(name))}
             for name in ("walk", "rough", "slope 5°", "stairs")]
-    robust = [{"seed": 0, **robustness(policy, policy.body, seeds=seeds),
+    robust = [{"seed": 0, **robustness(policy, policy.body, seeds=seeds, receding=reward("walk")),
                "noise_3pct": noise_survival(policy, seeds=seeds)}]
     return rows, robust
 
 
+def _reward(row: str) -> RewardFunction:
+    """The row's reward program, evaluated in-process (ours, trusted)."""
+    return RewardProgram.from_source(ROWS[row][0]).evaluate_trusted
+
+
 def run_row(name: str, body: str, seed: int, config_changes: dict) -> tuple[dict, Policy | None]:
-    source, terrain = ROWS[name]
+    terrain = ROWS[name][1]
     injury = INJURIES.get(body, ()) if name == "injured" else ()
     scene = compile_scene(Scene(body, terrain, injury, start_speed=WALKING_START_SPEED))
     config = default_config(scene, kind="search", duration_s=10.0, search=config_changes)
-    trajectory = optimize(scene, RewardProgram.from_source(source).evaluate_trusted, config, seed=seed)
+    trajectory = optimize(scene, _reward(name), config, seed=seed)
     return measure(scene, trajectory), trajectory.policy
 
 
@@ -185,11 +206,16 @@ def main() -> None:
     parser.add_argument("--controller", default=None, help="search this controller only (default: every shipped gait)")
     parser.add_argument("--steer-only", action="store_true", default=None,
                         help="move only the controllers' steering parameters")
+    parser.add_argument("--receding", action="store_true",
+                        help="also replay the flat walk's policies with the receding-horizon planner (rough_receding, "
+                             "physics_receding); with --policy, every row's motion too")
+    parser.add_argument("--receding-rows", action="store_true",
+                        help="execute every row's found policy with the receding-horizon planner")
     parser.add_argument("--json", default=None, help="write every row and the robustness rates here")
     parser.add_argument("--policy", default=None, help="replay this gait file on the rows' grounds, no search")
     args = parser.parse_args()
     if args.policy:
-        rows, robust = replay_policy(args.policy, args.robust_seeds)
+        rows, robust = replay_policy(args.policy, args.robust_seeds, args.receding)
         print(summary(rows))
         print(json.dumps(robust[0]))
         if args.json:
@@ -202,7 +228,7 @@ def main() -> None:
             raise unknown_name("row", name, ROWS)
     rows, robust = [], []
     changes = {"generations": args.generations, "sigma": args.sigma, "controller": args.controller,
-               "steer_only": args.steer_only}
+               "steer_only": args.steer_only, "receding": RecedingConfig() if args.receding_rows else None}
     for name in args.rows:
         for seed in args.seeds:
             begin = time.perf_counter()
@@ -210,12 +236,15 @@ def main() -> None:
             rows.append({"row": name, "seed": seed, **row})
             print(json.dumps(rows[-1], default=float), f"({time.perf_counter() - begin:.0f} s)", flush=True)
             if name == "walk" and policy is not None:
-                robust.append({"seed": seed, **robustness(policy, args.body, seeds=list(range(args.robust_seeds)))})
+                robust.append({"seed": seed, **robustness(policy, args.body, seeds=list(range(args.robust_seeds)),
+                                                          receding=_reward("walk") if args.receding else None)})
                 print(json.dumps(robust[-1]), flush=True)
     print(summary(rows))
     for entry in robust:
         print(f"flat-trained policy, seed {entry['seed']}: unseen rough ground {entry['rough']:.0%}, "
-              f"randomized physics {entry['physics']:.0%}")
+              f"randomized physics {entry['physics']:.0%}" + (
+                  f"; with the receding-horizon planner {entry['rough_receding']:.0%}, "
+                  f"{entry['physics_receding']:.0%}" if "rough_receding" in entry else ""))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"body": args.body, "rows": rows, "robustness": robust,

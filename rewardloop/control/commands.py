@@ -29,6 +29,7 @@ def register(add: AddCommand) -> None:
                         help="policy search over this controller only, from its shipped gait (default: from every "
                              "gait shipped for the body, keeping the best)")
     perturbation_arguments(parser)
+    receding_argument(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="rollout threads (default: one per core)")
     parser.add_argument("--out", required=True, help="directory for trajectory.npz/.json (and video.mp4)")
@@ -42,8 +43,20 @@ def register(add: AddCommand) -> None:
     replay.add_argument("--push", action="append", default=[], metavar="T:V",
                         help="push the whole body sideways at T s by V m/s (+ left; repeatable)")
     physics_arguments(replay)
+    receding_argument(replay)
+    replay.add_argument("--reward", default="walk",
+                        help="with --receding: the reward the planner pursues, a canonical name or a reward program "
+                             "file (default walk)")
+    replay.add_argument("--seed", type=int, default=0, help="with --receding: the planner's random seed")
     replay.add_argument("--out", help="directory for trajectory.npz/.json and policy.json (and video.mp4)")
     replay.add_argument("--video", action="store_true", help="also render video.mp4 (needs --out)")
+
+
+def receding_argument(parser: argparse.ArgumentParser) -> None:
+    """The option that runs a policy with its parameters modulated online (SearchConfig.receding)."""
+    parser.add_argument("--receding", action="store_true",
+                        help="run the policy with a receding-horizon planner choosing its parameters every 0.2 s "
+                             "from candidates simulated 1 s ahead against the reward (policy search only)")
 
 
 def perturbation_arguments(parser: argparse.ArgumentParser) -> None:
@@ -119,6 +132,15 @@ def _program(reward: str):  # type: ignore[no-untyped-def]
     return RewardProgram.from_source(read_program_text(reward)), False
 
 
+def _with_receding(config):  # OptimizerConfig -> OptimizerConfig
+    """`config` with the policy search's receding-horizon mode on; a UserError for another optimizer."""
+    from rewardloop.control.config import RecedingConfig
+
+    if config.kind != "search":
+        raise UserError(f"--receding modulates a policy search's gait; the optimizer here is {config.kind}")
+    return dataclasses.replace(config, search=dataclasses.replace(config.search, receding=RecedingConfig()))
+
+
 def _optimize(args: argparse.Namespace) -> int:
     """Optimize a controller for a reward on a body and write the executed trajectory (and a video)."""
     from rewardloop.control.defaults import default_config
@@ -136,6 +158,8 @@ def _optimize(args: argparse.Namespace) -> int:
     perturbations = perturbations_from_args(args, config.kind)
     if perturbations is not None:
         config = dataclasses.replace(config, search=dataclasses.replace(config.search, perturbations=perturbations))
+    if args.receding:
+        config = _with_receding(config)
     program, trusted = _program(args.reward)
 
     def show(progress: Progress) -> None:
@@ -155,6 +179,19 @@ def _optimize(args: argparse.Namespace) -> int:
         summary["policy"] = str(out / "policy.json")
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def _receding_replay(scene, controller, vector, args: argparse.Namespace,  # type: ignore[no-untyped-def]
+                     pushes: list[tuple[float, float]]):
+    """The replayed motion with the receding-horizon planner pursuing --reward."""
+    from rewardloop.control.config import RecedingConfig
+    from rewardloop.control.receding import run_receding
+    from rewardloop.reward import load_reward
+
+    program, trusted = _program(args.reward)
+    with load_reward(program, trusted=trusted) as reward:
+        return run_receding(scene, controller, vector, reward, RecedingConfig(), duration_s=args.duration,
+                            seed=args.seed, pushes=pushes)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -177,9 +214,15 @@ def _replay(args: argparse.Namespace) -> int:
     args.body = args.body or policy.body
     scene = compile_scene(dataclasses.replace(scene_from_args(args), physics=physics_from_args(args)))
     controller = make_controller(policy.controller, scene)
-    with Simulator(scene) as sim:
-        rollouts = pushed_motion(sim, controller, policy.vector(controller), duration_s=args.duration,
-                                 pushes=pushes_from_args(args.push))
+    pushes = pushes_from_args(args.push)
+    if not args.receding and (args.reward, args.seed) != ("walk", 0):
+        raise UserError("--reward and --seed set the receding-horizon planner: add --receding")
+    if args.receding:
+        rollouts = _receding_replay(scene, controller, policy.vector(controller), args, pushes)
+    else:
+        with Simulator(scene) as sim:
+            rollouts = pushed_motion(sim, controller, policy.vector(controller), duration_s=args.duration,
+                                     pushes=pushes)
     trajectory = replayed(scene, rollouts, policy)
     analysis = analyze_gait(trajectory.features(scene))
     summary = {"scene": scene.scene.describe(), "metrics": trajectory.metrics.to_dict(),

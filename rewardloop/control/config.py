@@ -113,6 +113,35 @@ class Perturbations:
 
 
 @dataclass(frozen=True)
+class RecedingConfig:
+    """Receding-horizon modulation of a found policy's parameters while it runs (`rewardloop.control.receding`)."""
+
+    replan_s: float = 0.2
+    """Time between two choices of the parameters (s)."""
+    horizon_s: float = 1.0
+    """How far ahead each candidate is simulated (s)."""
+    samples: int = 16
+    """Candidates per choice: the nominal parameters, the last chosen, and neighbours of the last chosen."""
+    sigma: float = 0.03
+    """Spread of the neighbours around the last chosen, as a fraction of each parameter's range."""
+    stay_weight: float = 1.0
+    """Cost, in reward per step, of a candidate's squared distance from the nominal parameters (in units of the
+    ranges): the nominal gait is kept unless another does clearly better."""
+
+    def __post_init__(self) -> None:
+        checks = {
+            "replan_s must be positive": self.replan_s > 0,
+            "horizon_s must be positive": self.horizon_s > 0,
+            "samples must be at least 2": self.samples >= 2,
+            "sigma must be in [0, 1]": 0 <= self.sigma <= 1,
+            "stay_weight must be at least 0": self.stay_weight >= 0,
+        }
+        problems = [message for message, ok in checks.items() if not ok]
+        if problems:
+            raise UserError("bad receding-horizon config: " + "; ".join(problems))
+
+
+@dataclass(frozen=True)
 class SearchConfig:
     """Settings of a policy search: CMA-ES over a structured controller's parameters."""
 
@@ -139,6 +168,9 @@ class SearchConfig:
     keeping the start's balance gains; `sigma` is then a step within those parameters' ranges."""
     perturbations: Perturbations = field(default_factory=Perturbations)
     """Robustness: what each candidate is also tried under."""
+    receding: RecedingConfig | None = None
+    """Run the found policy with its parameters modulated online by a receding-horizon planner against the
+    reward (None: as found). The search is unchanged; the executed motion is the modulated one."""
 
     def __post_init__(self) -> None:
         checks = {

@@ -30,6 +30,7 @@ from rewardloop.control.config import (
     TRAINING_PHYSICS_SEED,
     OptimizerConfig,
     Progress,
+    RecedingConfig,
     SearchConfig,
 )
 from rewardloop.control.controllers import (
@@ -42,6 +43,7 @@ from rewardloop.control.controllers import (
 )
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.policy import Policy, shipped_gaits
+from rewardloop.control.receding import planning_simulator, receding_motion
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardFunction, term_statistics
@@ -383,7 +385,8 @@ def search_motion(scene: CompiledScene, reward: RewardFunction, config: Optimize
             lambda kept, one: one if _better(one[2], 0, kept[2]) else kept, scored)
         best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores)
         seconds = time.perf_counter() - begin
-        rollouts = run_controller(sim, search.controller, best[None], nstep=search.nstep)
+        rollouts = executed(sim, search.controller, best, reward, settings.receding, duration_s=config.duration_s,
+                            seed=seed)
     features = rollouts.features(scene)
     evaluation = reward(features)
     steps = sum(other.steps for other, _, _ in scored)
@@ -391,6 +394,18 @@ def search_motion(scene: CompiledScene, reward: RewardFunction, config: Optimize
                       metrics=batch_metrics(features)[0], wall_time_s=time.perf_counter() - begin,
                       planner_steps=steps, planner_time_s=seconds,
                       policy=Policy.of(search.controller, scene.scene.body, best))
+
+
+def executed(sim: Simulator, controller: Controller, params: np.ndarray, reward: RewardFunction,
+             receding: RecedingConfig | None, *, duration_s: float, seed: int) -> Rollouts:
+    """The motion [1, T, ·] of the [P] `params` from the scene's start: as found, or with `receding` modulating
+    them online against `reward`."""
+    if receding is None:
+        return run_controller(sim, controller, params[None], nstep=max(1, round(duration_s / sim.scene.dt)))
+    with planning_simulator(sim) as planner:
+        motion, _ = receding_motion(sim, planner, controller, params, reward, receding, duration_s=duration_s,
+                                    seed=seed)
+    return motion
 
 
 def _reporter(progress: Callable[[Progress], None] | None,

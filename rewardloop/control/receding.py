@@ -1,0 +1,133 @@
+"""Receding-horizon modulation of a structured controller's parameters: model-predictive control over a policy.
+
+A gait found by policy search on flat ground walks there, and a bump met early in a swing tips it over within a
+second or two on ground it never saw. Here the policy is run online with a planner on top: every `replan_s`
+seconds the body's state and the controller's memory are copied to a batch of candidate parameter vectors (the
+nominal policy's, the one chosen last, and Gaussian neighbours of that one) and each candidate is simulated
+`horizon_s` ahead on the ground the controller sees, with the body's nominal physics (the planner's model). The
+candidate that stays up longest, then scores the highest reward over the horizon less a cost for straying from
+the nominal parameters, drives the body until the next choice. The reward is the task's reward program (in the
+sandbox for a model's program), so the planner pursues what the search did; the nominal gait is always among the
+candidates, and on ground where nothing goes wrong it is kept. After sampling-based MPC on top of a nominal
+policy (mujoco_mpc's planners) with the policy's own parameters as the decision variables.
+
+    motion, chosen = receding_motion(sim, planner, controller, nominal, reward, RecedingConfig(), duration_s=10,
+                                     seed=0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+
+import numpy as np
+
+from rewardloop.control.config import RecedingConfig
+from rewardloop.control.controllers import Carry, Controller, run_controller
+from rewardloop.control.metrics import fall_mask
+from rewardloop.reward.base import RewardFunction
+from rewardloop.sim.rollout import Rollouts, Simulator
+from rewardloop.sim.scene import CompiledScene, Physics, compile_scene
+
+
+def candidates(nominal: np.ndarray, current: np.ndarray, low: np.ndarray, high: np.ndarray, *, samples: int,
+               sigma: float, rng: np.random.Generator) -> np.ndarray:
+    """[samples, P] parameter vectors to look ahead with: row 0 the [P] nominal, row 1 the [P] current (last
+    chosen), the rest the current plus Gaussian noise of `sigma` × each parameter's range, clipped to the
+    [P] bounds `low`, `high`."""
+    span = high - low
+    noise = sigma * span * rng.standard_normal((samples - 2, len(nominal)))
+    return np.vstack([nominal, current, np.clip(current + noise, low, high)])
+
+
+def choose(alive: np.ndarray, returns: np.ndarray, stray: np.ndarray, stay_weight: float) -> int:
+    """Index of the candidate to drive with: the longest alive ([S] steps before a fall sign), then the highest
+    [S] return less `stay_weight` × [S] stray (squared distance from the nominal in units of the ranges)."""
+    value = np.nan_to_num(returns, nan=-np.inf) - stay_weight * stray
+    return int(np.lexsort((-value, -alive))[0])
+
+
+def lookahead(planner: Simulator, controller: Controller, params: np.ndarray, reward: RewardFunction,
+              state: np.ndarray, carry: Carry, nstep: int) -> tuple[np.ndarray, np.ndarray]:
+    """Simulate [S, P] candidates `nstep` steps ahead on the planner's model from one [nstate] state and the
+    single-row `carry` (left untouched); -> ([S] steps before a fall sign, [S] mean reward per step over the
+    horizon)."""
+    samples = len(params)
+    rows = np.zeros(samples, dtype=int)
+    queue = np.full((samples, planner.scene.scene.physics.latency_steps, planner.model.nu), np.nan)
+    ahead = Carry(carry.memory[rows], queue, carry.sensed[rows])  # the planner's model has its own latency
+    rollouts = run_controller(planner, controller, params, nstep=nstep,
+                              initial_state=np.repeat(state[None], samples, axis=0), carry=ahead)
+    features = rollouts.features(planner.scene)
+    falls = fall_mask(features)
+    alive = np.where(falls.any(axis=1), falls.argmax(axis=1), nstep)
+    return alive, reward(features).returns()
+
+
+@contextmanager
+def planning_simulator(sim: Simulator) -> Iterator[Simulator]:
+    """The planner's simulator for `sim`'s scene: `sim` itself under the body's nominal physics, else one of the
+    same scene with nominal physics (the planner does not know a robustness test's draw)."""
+    if sim.scene.scene.physics == Physics():
+        yield sim
+        return
+    nominal = compile_scene(dataclasses.replace(sim.scene.scene, physics=Physics()))
+    with Simulator(nominal, nthread=sim.nthread) as planner:
+        yield planner
+
+
+def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, nominal: np.ndarray,
+                    reward: RewardFunction, config: RecedingConfig, *, duration_s: float, seed: int,
+                    initial_state: np.ndarray | None = None,
+                    pushes: Sequence[tuple[int, np.ndarray]] = ()) -> tuple[Rollouts, np.ndarray]:
+    """One motion of the [P] `nominal` policy with its parameters chosen online (module docstring).
+
+    Args:
+      sim: the executed scene (its physics may differ from the planner's: a robustness test).
+      planner: the planner's model of it: the same ground, the body's nominal physics.
+      controller: the controller, seeing the ground (`controllers.on_ground`).
+      initial_state: [nstate]; the scene's start by default.
+      pushes: (step, [3] velocity change of the root, m/s) applied to the executed body before that step (the
+        planner does not foresee them).
+    Returns:
+      (the executed motion [1, T, ·], [D, P] the parameters chosen at each of the D replans).
+    """
+    scene, chunk = sim.scene, controller.chunk
+    nstep = max(1, round(duration_s / scene.dt))
+    every = chunk * max(1, round(config.replan_s / scene.dt / chunk))
+    horizon = chunk * max(1, round(config.horizon_s / scene.dt / chunk))
+    low, high = controller.space.low, controller.space.high
+    rng = np.random.default_rng(seed)
+    now = np.array(scene.initial_state if initial_state is None else initial_state, dtype=float)
+    carry, current, chosen, parts = Carry.fresh(controller, scene, 1), nominal, [], []
+    kicks = {chunk * round(at / chunk): kick for at, kick in pushes}
+    bounds = sorted(set(range(0, nstep, every)) | {at for at in kicks if 0 <= at < nstep} | {nstep})
+    qvel = 1 + scene.model.nq
+    for start, stop in itertools.pairwise(bounds):
+        now[qvel : qvel + 3] += kicks.get(start, 0.0)
+        params = candidates(nominal, current, low, high, samples=config.samples, sigma=config.sigma, rng=rng)
+        alive, returns = lookahead(planner, controller, params, reward, now, carry, horizon)
+        stray = (((params - nominal) / (high - low)) ** 2).sum(axis=1)
+        current = params[choose(alive, returns, stray, config.stay_weight)]
+        part = run_controller(sim, controller, current[None], nstep=stop - start, initial_state=now[None],
+                              carry=carry)
+        chosen.append(current)
+        parts.append(part)
+        now = part.state[0, -1].copy()
+    motion = Rollouts(parts[0].initial_state, *(np.concatenate([getattr(p, name) for p in parts], axis=1)
+                                                for name in ("state", "sensordata", "control")))
+    return motion, np.array(chosen)
+
+
+def run_receding(scene: CompiledScene, controller: Controller, nominal: np.ndarray, reward: RewardFunction,
+                 config: RecedingConfig, *, duration_s: float, seed: int,
+                 pushes: Sequence[tuple[float, float]] = ()) -> Rollouts:
+    """`receding_motion` of the [P] `nominal` policy from `scene`'s start, pushed sideways by (time s, m/s, + to
+    the left) kicks of the whole body's velocity; -> the motion [1, T, ·]."""
+    kicks = [(round(t / scene.dt), np.array([0.0, v, 0.0])) for t, v in pushes]
+    with Simulator(scene) as sim, planning_simulator(sim) as planner:
+        motion, _ = receding_motion(sim, planner, controller, nominal, reward, config, duration_s=duration_s,
+                                    seed=seed, pushes=kicks)
+    return motion

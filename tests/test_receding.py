@@ -1,0 +1,166 @@
+"""The receding-horizon mode: a found policy's parameters chosen online by looking candidates ahead.
+
+Motions here are at most 4 s of the humanoid (5-ms steps); the planner's defaults (16 candidates, 1-s horizon,
+a choice every 0.2 s) cost about 0.3 s of wall time per simulated second on 2 cores.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from rewardloop.cli import main
+from rewardloop.control.config import RecedingConfig, SearchConfig
+from rewardloop.control.controllers import make_controller, run_controller
+from rewardloop.control.metrics import batch_metrics
+from rewardloop.control.policy import shipped_gait
+from rewardloop.control.receding import candidates, choose, planning_simulator, receding_motion, run_receding
+from rewardloop.control.trajectory import Trajectory
+from rewardloop.errors import UserError
+from rewardloop.reward import load_reward
+from rewardloop.reward.canonical import canonical
+from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import WALKING_START_SPEED, Physics, Scene, compile_scene
+from rewardloop.sim.terrain import Terrain
+
+FALLS_THERE = Terrain("rough", seed=104)
+"""An unseen ±4-cm ground on which the humanoid's main gait, replayed as found, falls at 2.4 s."""
+
+
+@pytest.fixture(scope="module")
+def walk():
+    with load_reward(canonical("walk"), trusted=True) as reward:
+        yield reward
+
+
+@pytest.fixture(scope="module")
+def rough():
+    return compile_scene(Scene("humanoid", FALLS_THERE, start_speed=WALKING_START_SPEED))
+
+
+def main_gait(scene):
+    """(the gait tracker for `scene`, the humanoid's shipped main gait [P])."""
+    policy = shipped_gait("humanoid")
+    controller = make_controller(policy.controller, scene)
+    return controller, policy.vector(controller)
+
+
+def test_candidates_are_the_nominal_the_current_and_its_neighbours_within_bounds():
+    low, high = np.array([0.0, -2.0]), np.array([1.0, 2.0])
+    nominal, current = np.array([0.5, 0.0]), np.array([0.9, 1.9])
+    params = candidates(nominal, current, low, high, samples=200, sigma=0.05, rng=np.random.default_rng(0))
+    assert params.shape == (200, 2)
+    np.testing.assert_array_equal(params[0], nominal)
+    np.testing.assert_array_equal(params[1], current)
+    assert (params >= low).all() and (params <= high).all()
+    # neighbours spread 0.05 of each range: 0.05 and 0.2; clipping at the top bound only shrinks the spread
+    spread = params[2:].std(axis=0)
+    assert 0.02 < spread[0] < 0.06 and 0.08 < spread[1] < 0.22
+    assert np.abs(params[2:] - current).max(axis=0)[1] > 0.2  # not all clipped to the current value
+
+
+def test_choose_ranks_alive_first_then_return_less_the_stray():
+    alive = np.array([100, 200, 200, 200])
+    returns = np.array([9.0, 1.0, 1.5, np.nan])
+    stray = np.array([0.0, 0.0, 1.0, 0.0])
+    # alive longest: rows 1-3; values 1.0 - 0, 1.5 - 1.0 = 0.5, NaN -> -inf: row 1
+    assert choose(alive, returns, stray, stay_weight=1.0) == 1
+    # without the stray cost row 2's 1.5 wins
+    assert choose(alive, returns, stray, stay_weight=0.0) == 2
+    # a fall sooner loses whatever its return
+    assert choose(np.array([199, 200]), np.array([99.0, -99.0]), np.zeros(2), stay_weight=1.0) == 1
+
+
+def test_with_the_nominal_as_the_only_choice_the_motion_is_the_policy_as_found(humanoid_walking_scene, walk):
+    controller, nominal = main_gait(humanoid_walking_scene)
+    only_nominal = RecedingConfig(samples=2, sigma=0.0)
+    with Simulator(humanoid_walking_scene, nthread=2) as sim:
+        motion, chosen = receding_motion(sim, sim, controller, nominal, walk, only_nominal, duration_s=1.0, seed=0)
+        plain = run_controller(sim, controller, nominal[None], nstep=200)
+    assert chosen.shape == (5, len(nominal))  # a choice every 0.2 s
+    np.testing.assert_array_equal(chosen, np.repeat(nominal[None], 5, axis=0))
+    np.testing.assert_array_equal(motion.state, plain.state)  # segments and carried memory change nothing
+
+
+def test_the_planner_keeps_a_flat_trained_gait_up_where_it_falls_as_found(rough, walk):
+    controller, nominal = main_gait(rough)
+    with Simulator(rough, nthread=2) as sim:
+        plain = batch_metrics(run_controller(sim, controller, nominal[None], nstep=800).features(rough))[0]
+    assert plain.fell and plain.fall_time < 3.0
+    motion = run_receding(rough, controller, nominal, walk, RecedingConfig(), duration_s=4.0, seed=0)
+    modulated = batch_metrics(motion.features(rough))[0]
+    assert not modulated.fell and modulated.distance > 3.5
+
+
+def test_the_planner_models_the_nominal_physics_not_the_draw(rough):
+    with Simulator(rough, nthread=1) as sim, planning_simulator(sim) as planner:
+        assert planner is sim
+    draw = compile_scene(Scene("humanoid", FALLS_THERE, physics=Physics(gain=0.8, latency_steps=3)))
+    with Simulator(draw, nthread=1) as sim, planning_simulator(sim) as planner:
+        assert planner.scene.scene.physics == Physics()
+        assert planner.scene.scene.terrain == FALLS_THERE  # it sees the ground
+
+
+def test_a_pushed_receding_motion_under_latency_runs(walk):
+    scene = compile_scene(Scene("humanoid", start_speed=WALKING_START_SPEED, physics=Physics(latency_steps=3)))
+    controller, nominal = main_gait(scene)
+    config = RecedingConfig(samples=4, horizon_s=0.2)
+    plain = run_receding(scene, controller, nominal, walk, config, duration_s=0.6, seed=0)
+    pushed = run_receding(scene, controller, nominal, walk, config, duration_s=0.6, seed=0, pushes=[(0.3, 0.5)])
+    assert plain.state.shape == pushed.state.shape == (1, 120, scene.nstate)
+    lateral = pushed.features(scene).com_vel[0, :, 1] - plain.features(scene).com_vel[0, :, 1]
+    assert np.abs(lateral[:59]).max() < 1e-9 and lateral[61] > 0.3  # the kick lands at 0.3 s
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"samples": 1}, "samples must be at least 2"),
+    ({"horizon_s": 0.0}, "horizon_s must be positive"),
+    ({"sigma": -0.1}, "sigma must be in [0, 1]"),
+])
+def test_bad_receding_config_is_a_user_error(change, message):
+    with pytest.raises(UserError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        RecedingConfig(**change)
+
+
+def test_search_executes_the_found_policy_with_the_planner_when_asked(rough, walk, tmp_path, capsys):
+    argv = ["optimize", "--optimizer", "search", "--controller", "gait_tracker", "--generations", "0",
+            "--duration", "1", "--terrain", "rough", "--terrain-seed", "104", "--seed", "0"]
+    assert main([*argv, "--out", str(tmp_path / "plain")]) == 0
+    assert main([*argv, "--receding", "--out", str(tmp_path / "receding")]) == 0
+    plain, receding = (Trajectory.load(tmp_path / name) for name in ("plain", "receding"))
+    assert plain.policy == receding.policy is not None  # the same policy found; only its execution differs
+    controller = make_controller(receding.policy.controller, rough)
+    vector = receding.policy.vector(controller)
+    expected = run_receding(rough, controller, vector, walk, RecedingConfig(), duration_s=1.0, seed=0)
+    np.testing.assert_array_equal(receding.rollouts.state, expected.state)
+    with Simulator(rough, nthread=1) as sim:
+        np.testing.assert_array_equal(plain.rollouts.state, run_controller(sim, controller, vector[None],
+                                                                           nstep=200).state)
+    capsys.readouterr()
+    assert main([*argv, "--optimizer", "mppi", "--receding", "--out", str(tmp_path / "m")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--receding modulates a policy search's gait" in err
+    assert SearchConfig().receding is None  # off unless asked
+
+
+def test_replay_command_with_the_planner(tmp_path, capsys):
+    argv = ["replay", "shipped", "--terrain", "rough", "--terrain-seed", "104", "--duration", "3"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["metrics"]["fell"]
+    assert main([*argv, "--receding", "--reward", "walk_rough", "--out", str(tmp_path)]) == 0
+    assert not json.loads(capsys.readouterr().out)["metrics"]["fell"]
+    assert Trajectory.load(tmp_path).policy == shipped_gait("humanoid")
+    assert main([*argv, "--reward", "walk"]) == 0  # the default, so nothing asks for the planner
+    capsys.readouterr()
+    assert main([*argv, "--seed", "3"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "add --receding" in err
+    assert main([*argv, "--receding", "--reward", "nonsense"]) == 2
+    assert "neither a canonical reward" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def humanoid_walking_scene():
+    return compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
