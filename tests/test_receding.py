@@ -1,7 +1,7 @@
 """The receding-horizon mode: a found policy's parameters chosen online by looking candidates ahead.
 
-Motions here are at most 4 s of the humanoid (5-ms steps); the planner's defaults (16 candidates, 1-s horizon,
-a choice every 0.2 s) cost about 0.3 s of wall time per simulated second on 2 cores.
+Motions here are at most 4 s of the humanoid (5-ms steps); the planner's defaults (16 candidates, 1.5-s horizon,
+a choice every 0.2 s) cost about 0.5 s of wall time per simulated second on 2 cores.
 """
 
 from __future__ import annotations

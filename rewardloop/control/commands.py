@@ -56,7 +56,7 @@ def receding_argument(parser: argparse.ArgumentParser) -> None:
     """The option that runs a policy with its parameters modulated online (SearchConfig.receding)."""
     parser.add_argument("--receding", action="store_true",
                         help="run the policy with a receding-horizon planner choosing its parameters every 0.2 s "
-                             "from candidates simulated 1 s ahead against the reward (policy search only)")
+                             "from candidates simulated 1.5 s ahead against the reward (policy search only)")
 
 
 def perturbation_arguments(parser: argparse.ArgumentParser) -> None:
