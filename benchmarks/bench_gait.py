@@ -98,10 +98,11 @@ def measure(scene: CompiledScene, trajectory: Trajectory) -> dict[str, float | b
             "controller": trajectory.policy.controller if trajectory.policy else None}
 
 
-def robustness(policy: Policy, body: str, *, seeds: list[int],
-               receding: RewardFunction | None = None) -> dict[str, float]:
+def robustness(policy: Policy, body: str, *, seeds: list[int], receding: RewardFunction | None = None,
+               planner_seed: int = 0) -> dict[str, float]:
     """Success rates (10 s without a fall) of a flat-trained policy on unseen rough ground and randomized physics;
-    with a `receding` reward, also with the receding-horizon planner pursuing it (keys ending in `_receding`)."""
+    with a `receding` reward, also with the receding-horizon planner pursuing it (keys ending in `_receding`; the
+    planner drawing its candidates from `planner_seed`)."""
     scenes = {"rough": [Scene(body, Terrain("rough", seed=100 + s), start_speed=WALKING_START_SPEED) for s in seeds],
               "physics": [Scene(body, start_speed=WALKING_START_SPEED,
                                 physics=random_physics(np.random.default_rng(200 + s))) for s in seeds]}
@@ -109,19 +110,20 @@ def robustness(policy: Policy, body: str, *, seeds: list[int],
     rates = {}
     for name, group in scenes.items():
         for suffix, reward in modes.items():
-            walked = [not replayed(scene, replay_motion(scene, policy, reward)).metrics.fell
+            walked = [not replayed(scene, replay_motion(scene, policy, reward, planner_seed)).metrics.fell
                       for scene in map(compile_scene, group)]
             rates[name + suffix] = float(np.mean(walked))
     return rates
 
 
-def replay_motion(scene: CompiledScene, policy: Policy, receding: RewardFunction | None = None) -> Rollouts:
+def replay_motion(scene: CompiledScene, policy: Policy, receding: RewardFunction | None = None,
+                  planner_seed: int = 0) -> Rollouts:
     """The policy's 10-s motion from the scene's start [1, T, ·]; with a `receding` reward, its parameters
-    modulated online by the receding-horizon planner pursuing it (seed 0)."""
+    modulated online by the receding-horizon planner pursuing it."""
     controller = make_controller(policy.controller, scene)
     if receding is not None:
         return run_receding(scene, controller, policy.vector(controller), receding, RecedingConfig(),
-                            duration_s=10.0, seed=0)
+                            duration_s=10.0, seed=planner_seed)
     with Simulator(scene) as sim:
         return pushed_motion(sim, controller, policy.vector(controller), duration_s=10.0)
 
@@ -237,7 +239,8 @@ def main() -> None:
             print(json.dumps(rows[-1], default=float), f"({time.perf_counter() - begin:.0f} s)", flush=True)
             if name == "walk" and policy is not None:
                 robust.append({"seed": seed, **robustness(policy, args.body, seeds=list(range(args.robust_seeds)),
-                                                          receding=_reward("walk") if args.receding else None)})
+                                                          receding=_reward("walk") if args.receding else None,
+                                                          planner_seed=seed)})
                 print(json.dumps(robust[-1]), flush=True)
     print(summary(rows))
     for entry in robust:

@@ -91,6 +91,32 @@ def test_gait_benchmark_replays_a_gait_file_without_search(tmp_path):
     assert {robust["rough"], robust["physics"], robust["noise_3pct"]} <= {0.0, 1.0}
 
 
+def test_gait_benchmark_robustness_with_the_receding_horizon_planner(monkeypatch):
+    # Unseen rough ground 104: the humanoid's flat-trained main gait falls there at 2.4 s as found and walks 10 s
+    # with the planner; physics draw 204 fells it either way.
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from bench_gait import _reward, robustness
+
+    from rewardloop.control.policy import shipped_gait
+
+    rates = robustness(shipped_gait("humanoid"), "humanoid", seeds=[4], receding=_reward("walk"))
+    assert rates == {"rough": 0.0, "rough_receding": 1.0, "physics": 0.0, "physics_receding": 0.0}
+
+
+def test_receding_benchmark_replays_a_gait_as_found_and_with_the_planner(tmp_path):
+    out = tmp_path / "receding.json"
+    policy = ROOT / "rewardloop" / "control" / "gaits" / "humanoid.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_receding.py"), "--policy", str(policy),
+                    "--grounds", "1", "--seeds", "0", "--json", str(out)], check=True, timeout=300,
+                   capture_output=True)
+    figures = json.loads(out.read_text())
+    found, planned = figures["summary"]
+    assert found["planner"] == "as found" and planned["planner"] == "receding, seed 0"
+    assert (found["rough_walked"], planned["rough_walked"], found["rough_grounds"]) == (0, 1, 1)  # ground 100
+    assert found["flat_distance"] == json.loads(policy.read_text())["measured"]["metrics"]["distance"]
+    assert len(figures["replays"]) == 4  # flat and one rough ground, each both ways
+
+
 def test_find_gait_validate_writes_the_gait_that_walked_the_validation_grounds_best(tmp_path, monkeypatch):
     # One generation of four over 0.2-s trials on flat ground plus a fresh rough one, from the shipped rough gait;
     # --validate 2 --validate-human: the start and the search's best are walked 10 s on rough grounds 500 and 501

@@ -164,3 +164,15 @@ def test_replay_command_with_the_planner(tmp_path, capsys):
 @pytest.fixture(scope="module")
 def humanoid_walking_scene():
     return compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
+
+
+def test_run_command_asks_for_the_planner_and_a_resumed_run_keeps_it():
+    from rewardloop.cli import build_parser
+    from rewardloop.loop.commands import config_from_args
+    from rewardloop.loop.config import RunConfig
+
+    plain = config_from_args(build_parser().parse_args(["run", "walk forward", "--preset", "quick"]))
+    config = config_from_args(build_parser().parse_args(["run", "walk forward", "--preset", "quick", "--receding"]))
+    assert plain.search.receding is None and config.search.receding == RecedingConfig()
+    assert config.search.generations == plain.search.generations == 10  # the preset's search, planner added
+    assert RunConfig.from_dict(config.to_dict()) == config

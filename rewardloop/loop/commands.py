@@ -50,6 +50,9 @@ def register(add: AddCommand) -> None:
     run.add_argument("--budget-s", type=float, help="start no iteration after this many seconds")
     run.add_argument("--duration", type=float, help="rollout length in s (default: the task's)")
     run.add_argument("--seed", type=int, help="base seed")
+    run.add_argument("--receding", action="store_true",
+                     help="where the loop uses policy search (locomotion), run each candidate's gait with a "
+                          "receding-horizon planner choosing its parameters online against the candidate's reward")
     run.add_argument("--out", default=DEFAULT_RUNS, help="directory of runs")
     run.add_argument("--quiet", action="store_true", help="no live view")
     resume = add("resume", cmd_resume)
@@ -83,6 +86,7 @@ def task_from_args(args: argparse.Namespace, spec=None):  # -> Task; spec: TaskS
 
 def config_from_args(args: argparse.Namespace):  # -> RunConfig
     """The run configuration: a preset (default: RunConfig's defaults) with the options given."""
+    from rewardloop.control.config import RecedingConfig
     from rewardloop.loop.config import PRESETS, RunConfig
 
     if args.preset and args.preset not in PRESETS:
@@ -94,6 +98,8 @@ def config_from_args(args: argparse.Namespace):  # -> RunConfig
                "budget_calls": args.budget_calls, "budget_s": args.budget_s, "duration_s": args.duration,
                "seed": args.seed}
     base = dataclasses.replace(base, **{k: v for k, v in options.items() if v is not None})
+    if args.receding:
+        base = dataclasses.replace(base, search=dataclasses.replace(base.search, receding=RecedingConfig()))
     return dataclasses.replace(base, models=models_from_args(args, base.models))
 
 
