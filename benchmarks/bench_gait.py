@@ -9,7 +9,9 @@ loop (policy search warm-started from the shipped gait of the body that the rewa
 budget) produces a 10-s motion from the walking start; the row reports distance, falls, speed, heading,
 cadence, knee and hip angles, similarity to human walking, wall time and the controller kept. The flat walk's
 policies are then replayed on unseen rough ground and under randomized physics (MotionVL's ranges), where
-success means 10 s without a fall. Sampling optimizers are chaotic: read the spread over seeds.
+success means 10 s without a fall. Sampling optimizers are chaotic: read the spread over seeds. With --receding
+they are also replayed with the receding-horizon planner on top (rewardloop.control.receding) pursuing the walk
+reward, its candidates drawn from the row's seed.
 
     .venv/bin/python benchmarks/bench_gait.py --policy gait.json --json replay.json
 
