@@ -6,6 +6,7 @@ a choice every 0.2 s) cost about 0.5 s of wall time per simulated second on 2 co
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -128,7 +129,9 @@ def test_search_executes_the_found_policy_with_the_planner_when_asked(rough, wal
     argv = ["optimize", "--optimizer", "search", "--controller", "gait_tracker", "--generations", "0",
             "--duration", "1", "--terrain", "rough", "--terrain-seed", "104", "--seed", "0"]
     assert main([*argv, "--out", str(tmp_path / "plain")]) == 0
+    assert "receding" not in json.loads(capsys.readouterr().out)
     assert main([*argv, "--receding", "--out", str(tmp_path / "receding")]) == 0
+    assert json.loads(capsys.readouterr().out)["receding"] == dataclasses.asdict(RecedingConfig())
     plain, receding = (Trajectory.load(tmp_path / name) for name in ("plain", "receding"))
     assert plain.policy == receding.policy is not None  # the same policy found; only its execution differs
     controller = make_controller(receding.policy.controller, rough)

@@ -177,6 +177,8 @@ def _optimize(args: argparse.Namespace) -> int:
                "wall_time_s": round(trajectory.wall_time_s, 2), "out": str(out)}
     if trajectory.policy is not None:
         summary["policy"] = str(out / "policy.json")
+    if config.kind == "search" and config.search.receding is not None:  # policy.json: the parameters as found
+        summary["receding"] = dataclasses.asdict(config.search.receding)
     print(json.dumps(summary, indent=2))
     return 0
 
