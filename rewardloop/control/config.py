@@ -120,7 +120,8 @@ class RecedingConfig:
     """Time between two choices of the parameters (s)."""
     horizon_s: float = 1.5
     """How far ahead each candidate is simulated (s). A stumble takes a second or more to become a fall: with a
-    1-s horizon the muscle legs' main gait walked 6 of 16 unseen rough grounds, with 1.5 s 15 of 16."""
+    1-s horizon the muscle legs' main gait walked 6 of 16 unseen rough grounds, with 1.5 s 15 of 16 (planner seed
+    0; the humanoid's 20 of 20 with either)."""
     samples: int = 16
     """Candidates per choice: the nominal parameters, the last chosen, and neighbours of the last chosen."""
     sigma: float = 0.03
