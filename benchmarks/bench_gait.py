@@ -157,6 +157,7 @@ def replay_policy(path: str, robust_seeds: int, receding: bool = False) -> tuple
     """Rows and robustness of a gait file replayed without search (with `receding`: each row's motion modulated
     online by the planner pursuing the row's reward, and the robustness measured both ways)."""
     policy, seeds = Policy.load(path), list(range(robust_seeds))
+
     def reward(row: str) -> RewardFunction | None:
         return _reward(row) if receding else None
 

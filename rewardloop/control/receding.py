@@ -80,15 +80,14 @@ def planning_simulator(sim: Simulator) -> Iterator[Simulator]:
 
 def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, nominal: np.ndarray,
                     reward: RewardFunction, config: RecedingConfig, *, duration_s: float, seed: int,
-                    initial_state: np.ndarray | None = None,
                     pushes: Sequence[tuple[int, np.ndarray]] = ()) -> tuple[Rollouts, np.ndarray]:
-    """One motion of the [P] `nominal` policy with its parameters chosen online (module docstring).
+    """One motion of the [P] `nominal` policy from the scene's start, its parameters chosen online (module
+    docstring).
 
     Args:
       sim: the executed scene (its physics may differ from the planner's: a robustness test).
       planner: the planner's model of it: the same ground, the body's nominal physics.
       controller: the controller, seeing the ground (`controllers.on_ground`).
-      initial_state: [nstate]; the scene's start by default.
       pushes: (step, [3] velocity change of the root, m/s) applied to the executed body before that step (the
         planner does not foresee them).
     Returns:
@@ -100,7 +99,7 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
     horizon = chunk * max(1, round(config.horizon_s / scene.dt / chunk))
     low, high = controller.space.low, controller.space.high
     rng = np.random.default_rng(seed)
-    now = np.array(scene.initial_state if initial_state is None else initial_state, dtype=float)
+    now = np.array(scene.initial_state, dtype=float)
     carry, current, chosen, parts = Carry.fresh(controller, scene, 1), nominal, [], []
     kicks = {chunk * round(at / chunk): kick for at, kick in pushes}
     bounds = sorted(set(range(0, nstep, every)) | {at for at in kicks if 0 <= at < nstep} | {nstep})
