@@ -13,7 +13,9 @@ from rewardloop.control.controllers import Carry, make_controller, run_controlle
 from rewardloop.control.gait_tracker import (
     CLOCK,
     PARAMETERS,
+    RISE,
     SLOPE,
+    STAIR_EXTEND,
     STANCE,
     TRIPPED,
     curve_at,
@@ -22,6 +24,7 @@ from rewardloop.control.gait_tracker import (
     landing_reach,
     landing_waiver,
     rise_ahead,
+    stair_bend,
     step_clock,
     step_rise,
     swing_lift,
@@ -66,7 +69,7 @@ def test_the_step_clock_waits_for_the_touchdown(humanoid_walking):
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     with Simulator(humanoid_walking, nthread=1) as sim:
         first = run_controller(sim, controller, params, nstep=10, carry=carry)
-        np.testing.assert_array_equal(carry.memory, np.zeros((2, 4)))
+        np.testing.assert_array_equal(carry.memory, np.zeros((2, 5)))
         run_controller(sim, controller, params, nstep=50, carry=carry, initial_state=first.state[:, -1])
     np.testing.assert_array_equal(carry.memory[:, STANCE], [0.0, 0.0])
     assert np.all(carry.memory[:, CLOCK] > 0) and np.all(carry.memory[:, CLOCK] <= 0.25 + 1e-9)
@@ -204,10 +207,34 @@ def test_a_stair_seen_ahead_bends_the_swing_knee_more_and_nothing_on_flat_ground
         np.testing.assert_array_equal(controls[1], controls[0])
 
 
+@pytest.mark.parametrize(("stance_x", "swing_x", "phases", "stepped", "bends"), [
+    (1.7, 1.2, (0.0, 0.5), True, (0.0, 0.4)),  # just stepped up onto the first stair: the stance knee bent 5 × 8 cm
+    (1.7, 1.2, (0.5 * STAIR_EXTEND, 0.65), False, (0.0, 0.2)),  # half way through straightening it
+    (1.7, 1.2, (STAIR_EXTEND, 0.8), False, (0.0, 0.0)),  # straight again
+    (1.2, 1.7, (0.4, 0.875), False, (0.2, 0.0)),  # the swing foot above the stair, half way into the landing bend
+    (1.2, 1.7, (0.3, 0.6), False, (0.0, 0.0)),  # ... before the swing's last quarter: no bend
+    (1.2, 0.7, (0.3, 0.95), False, (0.0, 0.0)),  # level ground: no bend
+])
+def test_stair_knee_bends_the_knee_onto_a_step_and_straightens_it_through_stance(stance_x, swing_x, phases,
+                                                                                 stepped, bends):
+    # The left foot (0) stands at stance_x, the right swings at swing_x (feet 0.2 m long); 8-cm stairs from x = 1.5;
+    # stair_knee 5 rad/m. The memory starts as if the left foot had stepped up 8 cm; a new step (`stepped`)
+    # latches the rise it steps up.
+    sensors, s = np.arange(0, 33, 3), np.zeros(33)
+    s[sensors[5]], s[sensors[6]] = stance_x - 0.1, stance_x + 0.1
+    s[sensors[7]], s[sensors[8]] = swing_x - 0.1, swing_x + 0.1
+    memory = np.array([0.0, 0.1, 0.0, 0.0, 0.08])
+    ground = ground_map(Terrain("stairs", step_height=0.08))
+    if stepped:
+        memory[RISE] = 0.0
+    bent = stair_bend(5.0, s, sensors, ground, memory, 0, np.array(phases), stepped)
+    np.testing.assert_allclose(bent, bends, atol=1e-9)
+
+
 def test_the_reactions_are_off_by_default():
     defaults = PARAMETERS.named(PARAMETERS.default)
     reactions = ("lift", "trip_lift", "ankle_lat", "slope_hip", "slope_trunk", "slope_ankle", "look_lift", "look_hip",
-                 "look_push", "look_land", "land_ahead")
+                 "look_push", "look_land", "land_ahead", "stair_knee")
     assert [defaults[name] for name in reactions] == [0.0] * len(reactions)
 
 

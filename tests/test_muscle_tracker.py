@@ -53,7 +53,7 @@ def test_the_stance_hip_leans_the_pelvis_towards_trunk_pitch(legs):
     # pitch), so asking 0.2 rad more lean raises the target by 0.2 × trunk_gain × stance_stiffness.
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     params[1, PARAMETERS.index("trunk_pitch")] += 0.2
-    out = targets(legs, params, np.zeros((2, 4)))
+    out = targets(legs, params, np.zeros((2, 5)))
     column = int(legs[1].joints[0, HF, 3])
     gain = PARAMETERS.default[PARAMETERS.index("trunk_gain")] * PARAMETERS.default[PARAMETERS.index("stance_stiffness")]
     assert out[1, column] - out[0, column] == pytest.approx(0.2 * gain)

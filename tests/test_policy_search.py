@@ -410,7 +410,7 @@ def test_on_flat_ground_the_search_leaves_what_only_acts_on_uneven_ground(walk, 
         search.run(sim, start)
     moved = set(np.flatnonzero(np.any(np.vstack(asked) != start, axis=0)))
     uneven = {gait_tracker.LOOK_LIFT, gait_tracker.LOOK_HIP, gait_tracker.LOOK_PUSH, gait_tracker.LOOK_LAND,
-              gait_tracker.LAND_AHEAD}
+              gait_tracker.LAND_AHEAD, gait_tracker.STAIR_KNEE}
     assert moved == set(range(gait_tracker.PARAMETERS.size)) - (uneven if terrain.kind == "flat" else set())
 
 
@@ -561,6 +561,18 @@ def test_shipped_gaits_walk_from_the_walking_start(humanoid_walking, index):
     assert not fall_mask(motion.features(humanoid_walking)).any()
 
 
+def test_the_stairs_gait_climbs_the_default_stairs(humanoid_walking):
+    # 4 s from the walking start: past the first riser (x = 1.5 m) and up at least three 8-cm steps, no fall.
+    stairs = compile_scene(dataclasses.replace(humanoid_walking.scene, terrain=Terrain("stairs")))
+    gait = shipped_gaits("humanoid", "stairs")[-1]
+    controller = make_controller(gait.controller, stairs)
+    with Simulator(stairs, nthread=1) as sim:
+        motion = pushed_motion(sim, controller, gait.vector(controller), duration_s=4.0)
+    features = motion.features(stairs)
+    assert not fall_mask(features).any()
+    assert features.com_pos[0, -1, 2] - features.com_pos[0, 0, 2] > 0.24
+
+
 def test_shipped_gaits_main_first_then_by_name():
     gaits = shipped_gaits("humanoid")
     assert [gait.controller for gait in gaits] == [WALKERS["humanoid"], "gait_machine"]
@@ -570,11 +582,13 @@ def test_shipped_gaits_main_first_then_by_name():
 
 def test_a_gait_found_for_one_ground_is_a_start_only_there(humanoid_walking):
     # humanoid-slope.json ("for_terrain": "slope") is among the humanoid's gaits on a slope, after the others,
-    # and not on flat ground or stairs.
+    # and not on flat ground or stairs; humanoid-stairs.json the same on stairs.
     general = shipped_gaits("humanoid")
-    assert shipped_gaits("humanoid", "flat") == general == shipped_gaits("humanoid", "stairs")
-    on_slope = shipped_gaits("humanoid", "slope")
+    assert shipped_gaits("humanoid", "flat") == general
+    on_slope, on_stairs = shipped_gaits("humanoid", "slope"), shipped_gaits("humanoid", "stairs")
     assert on_slope[: len(general)] == general and len(on_slope) == len(general) + 1
+    assert on_stairs[: len(general)] == general and len(on_stairs) == len(general) + 1
+    assert on_stairs[-1] not in on_slope and on_stairs[-1].params["stair_knee"] > 0
     slope = compile_scene(dataclasses.replace(humanoid_walking.scene, terrain=Terrain("slope", slope_deg=5.0)))
     starts = search_starts(slope, SearchConfig(controller="gait_tracker"))
     np.testing.assert_array_equal(starts[-1][1], on_slope[-1].vector(starts[-1][0]))

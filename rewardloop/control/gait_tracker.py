@@ -31,8 +31,11 @@ of the curves:
   `look_hip` more per metre that the ground within LOOK_AHEAD of the swing toe rises above the ground under the
   stance foot (a stair, a bump), the knee's fading out over the last quarter of the cycle as the stumble's does;
   the stance knee straightens `look_push` per metre that the ground under the stance foot is above the ground
-  under the swing foot (pushing the body up a step); and a swing foot over higher ground than the stance foot's
-  may end its step `look_land` of `touch_min` sooner (landing on a step, not stumbling on it);
+  under the swing foot (pushing the body up a step); a swing foot over higher ground than the stance foot's
+  may end its step `look_land` of `touch_min` sooner (landing on a step, not stumbling on it); and, for stair
+  climbing's knee (bent about 60° at touchdown on a step and extending through stance, where level walking's is
+  nearly straight), the knee bends `stair_knee` per metre of the step's rise at the end of a swing onto higher
+  ground and keeps that bend at touchdown, straightening it over the first part of stance;
 - the arms swing against the legs (`arm_swing`), the chest leans `chest_lean` on the pelvis.
 Heading follows `turn_rate` (rad/s, + left). Angles are semantic (hip flexion + forward, knee flexion + bent,
 ankle dorsiflexion + toes up); commands are fractions of each motor's strength.
@@ -117,6 +120,10 @@ PARAMETERS = ParameterSpace((
     P("land_ahead", 0.0, 0.7, 0.0, "m", "a touchdown ends the step only with the swing foot at least land_ahead - "
       "REACH_BEHIND m ahead of the centre of mass (0: off); one further back is a stumble and the swing goes on",
       uneven=True),
+    P("stair_knee", 0.0, 10.0, 0.0, "rad/m", "knee flexion per metre a foot's ground is above the other foot's: "
+      "the swing knee bends it over the last quarter of a swing onto a step, the stance knee keeps it at touchdown "
+      "and straightens it by STAIR_EXTEND of the cycle (climbing's knee: bent on landing, lifting the body)",
+      sighted=True),
 ))
 """The gait tracker's parameters, in vector order. The defaults track people's curves at their amplitude, a 0.45-s
 step (133 steps/min), with the balance gains of the gait machine's stage-4 gait
@@ -130,11 +137,13 @@ muscle tracker shares: 0 by default, so a gait without them walks as before."""
 (STEP_TIME, TOUCH_MIN, HIP_SCALE, HIP_OFFSET, PLACE_POS, PLACE_VEL, SPEED, WIDTH, PLACE_POS_LAT, PLACE_VEL_LAT,
  KNEE_SCALE, KNEE_OFFSET, ANKLE_SCALE, ANKLE_OFFSET, TRUNK_PITCH, TURN_RATE, CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP,
  HIP_KD, STANCE_KP, JOINT_KP, JOINT_KD, ARM_SWING, YAW_KP, LIFT, TRIP_LIFT, ANKLE_LAT, SLOPE_HIP, SLOPE_TRUNK,
- SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH, LOOK_LAND, LAND_AHEAD) = range(PARAMETERS.size)
-STANCE, CLOCK, TRIPPED, SLOPE = 0, 1, 2, 3
-"""Memory columns: the stance leg (0 left, 1 right), the time since its touchdown (s) and (this tracker's own)
-whether the swing foot has stumbled during this step (1) or not (0), and the slope of the ground (rad, + uphill)
-measured between the feet at the last touchdown."""
+ SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH, LOOK_LAND, LAND_AHEAD, STAIR_KNEE) = range(PARAMETERS.size)
+STANCE, CLOCK, TRIPPED, SLOPE, RISE = 0, 1, 2, 3, 4
+"""Memory columns: the stance leg (0 left, 1 right), the time since its touchdown (s), whether the swing foot has
+stumbled during this step (1) or not (0), the slope of the ground (rad, + uphill) measured between the feet at the
+last touchdown, and how much higher (m) the stance foot's ground was than the other's then (a step up)."""
+STAIR_EXTEND = 0.3
+"""Phase of the gait cycle (from touchdown at 0) by which a stance knee has straightened `stair_knee`'s bend."""
 MAX_SLOPE = 0.4
 """Largest ground slope (rad, either way) the tracker believes it measures; steeper readings are clipped."""
 LONGEST_STEP = 1.5
@@ -167,7 +176,7 @@ class GaitTracker:
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
                 "turn_rate")
     chunk = 1
-    memory_size = 4
+    memory_size = 5
 
     def __init__(self, scene: CompiledScene):
         self.dt, self.nu, self.nq = scene.dt, scene.model.nu, scene.model.nq
@@ -312,6 +321,22 @@ def rise_ahead(s: np.ndarray, sensors: np.ndarray, ground: np.ndarray, stance: i
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def stair_bend(stair_knee: float, s: np.ndarray, sensors: np.ndarray, ground: np.ndarray, memory: np.ndarray,
+               stance: int, phase: np.ndarray, stepped: bool) -> tuple[float, float]:
+    """Knee flexion (rad) added for a step up: (the swing knee's, the stance knee's). The swing knee bends
+    `stair_knee` per metre its foot's ground is above the stance foot's, ramping in over the last quarter of the
+    cycle, so the foot lands on the step with the knee bent; the stance knee starts its stance with the bend of
+    the rise it stepped up (latched in `memory` [4] when a step begins: `stepped`) and straightens it linearly by
+    STAIR_EXTEND of the cycle, lifting the body. `phase` [2]: each leg's phase."""
+    if stepped:
+        memory[RISE] = step_rise(s, sensors, ground, stance)
+    landing = min(max(4.0 * (phase[1 - stance] - 0.75), 0.0), 1.0)
+    holding = max(1.0 - phase[stance] / STAIR_EXTEND, 0.0)
+    return (stair_knee * landing * step_rise(s, sensors, ground, 1 - stance),
+            stair_knee * holding * memory[RISE])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def _lowest_point(s: np.ndarray, sensors: np.ndarray, foot: int) -> tuple[float, float, float]:
     """World position of `foot`'s heel or toe, whichever is lower."""
     heel, toe = sensors[5 + 2 * foot], sensors[6 + 2 * foot]
@@ -322,7 +347,7 @@ def _lowest_point(s: np.ndarray, sensors: np.ndarray, foot: int) -> tuple[float,
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, trunk, sensors, nq, interval,
                     controls):
-    """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 4] memory (in place), [b, P]
+    """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 5] memory (in place), [b, P]
     params, [3, K] human curves (rad), [nx, ny] ground map -> controls [b, chunk, nu] (written)."""
     angle, rate, cmd, phase = np.empty((2, 6)), np.empty((2, 6)), np.zeros((2, 6)), np.empty(2)
     for b in range(state.shape[0]):
@@ -339,6 +364,8 @@ def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, t
         push = p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)  # the stance knee's, up a step
         lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], p[LOOK_LIFT] * rise, s[sensors[CONTACT + swing]] > 0,
                           phase[swing], stance != before, reach_ok)
+        bend_swing, bend_stance = stair_bend(p[STAIR_KNEE], s, sensors, ground, memory[b], stance, phase,
+                                             stance != before)
         if stance != before:
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]
@@ -356,7 +383,7 @@ def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, t
         for side in range(2):
             kp = p[STANCE_KP] if side == stance else p[JOINT_KP]
             knee = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
-            knee += lift if side == swing else -push
+            knee += lift + bend_swing if side == swing else bend_stance - push
             ankle = p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side]) + p[SLOPE_ANKLE] * slope
             inversion = roll_foot if side == stance else 0.0
             cmd[side, KN] = pd(kp, p[JOINT_KD], knee, angle[side, KN], rate[side, KN])

@@ -17,7 +17,8 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   stumble on the swing knee; the slope measured between the feet at each touchdown, scaled, on the swing thigh
   (`slope_hip`), the pelvis pitch (`slope_trunk`) and the ankles (`slope_ankle`); the rise of the ground seen ahead
   of the swing toe on its knee (`look_lift`) and thigh (`look_hip`), and the rise of the stance foot's ground over
-  the swing foot's on the stance knee (`look_push`); and its landing on higher ground (`look_land`);
+  the swing foot's on the stance knee (`look_push`); its landing on higher ground (`look_land`); and the knee's
+  bend onto a step and through the stance on it (`stair_knee`);
 - torque = kp × (target − angle) − `damping` × kp × rate, with kp `hip_kp`, `knee_kp`, `ankle_kp` (FOOT_KP on the
   subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk.
 The clock, phases and heading (`turn_rate`) are the humanoid tracker's. Our own code; anchors: Coros, Beaudoin and
@@ -52,6 +53,7 @@ from rewardloop.control.gait_tracker import (
     landing_reach,
     landing_waiver,
     rise_ahead,
+    stair_bend,
     step_clock,
     step_rise,
     swing_aims,
@@ -94,7 +96,7 @@ stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 
 few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
  TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
- LOOK_LAND, LAND_AHEAD) = range(len(GAIT), PARAMETERS.size)
+ LOOK_LAND, LAND_AHEAD, STAIR_KNEE) = range(len(GAIT), PARAMETERS.size)
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -104,7 +106,7 @@ class MuscleTracker:
 
     kind = "muscle_tracker"
     space = PARAMETERS
-    memory_size = 4
+    memory_size = 5
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
                 "turn_rate")
 
@@ -155,7 +157,7 @@ def leg_columns(scene: CompiledScene) -> np.ndarray:
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _targets_kernel(state, sensed, memory, params, curves, ground, joints, sensors, yaw_sign, interval, targets):
-    """Target postures for every row: [b, nstate], [b, nsensor], [b, 4] memory (in place; `gait_tracker`'s
+    """Target postures for every row: [b, nstate], [b, nsensor], [b, 5] memory (in place; `gait_tracker`'s
     columns), [b, P] params, [3, K] human curves (rad), [nx, ny] ground map, [2, 5, 4] leg columns, [2] yaw signs
     (`hip_rotators`) -> targets [b, J] (the leg joints' columns written, in MJCF angles)."""
     angle, aim, phase = np.empty((2, 5)), np.empty((2, 5)), np.empty(2)
@@ -172,6 +174,8 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
         rise = rise_ahead(s, sensors, ground, stance, fx, fy)
         lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], p[LOOK_LIFT] * rise, s[sensors[CONTACT + swing]] > 0,
                           phase[swing], stance != before, reach_ok)
+        bend_swing, bend_stance = stair_bend(p[STAIR_KNEE], s, sensors, ground, memory[b], stance, phase,
+                                             stance != before)
         if stance != before:
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]
@@ -181,8 +185,8 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
             aim[side, KN] = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
             aim[side, AN] = (p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
                              + p[SLOPE_ANKLE] * slope)
-        aim[swing, KN] += lift
-        aim[stance, KN] -= p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)
+        aim[swing, KN] += lift + bend_swing
+        aim[stance, KN] += bend_stance - p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)
         aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + pitch
         aim[swing, HA] = outward * (roll - lateral)
