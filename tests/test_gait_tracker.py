@@ -13,7 +13,6 @@ from rewardloop.control.controllers import Carry, make_controller, run_controlle
 from rewardloop.control.gait_tracker import (
     CLOCK,
     PARAMETERS,
-    RISE,
     SLOPE,
     STAIR_EXTEND,
     STANCE,
@@ -218,15 +217,13 @@ def test_a_stair_seen_ahead_bends_the_swing_knee_more_and_nothing_on_flat_ground
 def test_stair_knee_bends_the_knee_onto_a_step_and_straightens_it_through_stance(stance_x, swing_x, phases,
                                                                                  stepped, bends):
     # The left foot (0) stands at stance_x, the right swings at swing_x (feet 0.2 m long); 8-cm stairs from x = 1.5;
-    # stair_knee 5 rad/m. The memory starts as if the left foot had stepped up 8 cm; a new step (`stepped`)
-    # latches the rise it steps up.
+    # stair_knee 5 rad/m. Mid-step, the memory holds the 8-cm rise the left foot stepped up; a new step (`stepped`)
+    # latches it from the feet (from 0 here).
     sensors, s = np.arange(0, 33, 3), np.zeros(33)
     s[sensors[5]], s[sensors[6]] = stance_x - 0.1, stance_x + 0.1
     s[sensors[7]], s[sensors[8]] = swing_x - 0.1, swing_x + 0.1
-    memory = np.array([0.0, 0.1, 0.0, 0.0, 0.08])
+    memory = np.array([0.0, 0.1, 0.0, 0.0, 0.0 if stepped else 0.08])
     ground = ground_map(Terrain("stairs", step_height=0.08))
-    if stepped:
-        memory[RISE] = 0.0
     bent = stair_bend(5.0, s, sensors, ground, memory, 0, np.array(phases), stepped)
     np.testing.assert_allclose(bent, bends, atol=1e-9)
 

@@ -332,8 +332,8 @@ def stair_bend(stair_knee: float, s: np.ndarray, sensors: np.ndarray, ground: np
         memory[RISE] = step_rise(s, sensors, ground, stance)
     landing = min(max(4.0 * (phase[1 - stance] - 0.75), 0.0), 1.0)
     holding = max(1.0 - phase[stance] / STAIR_EXTEND, 0.0)
-    return (stair_knee * landing * step_rise(s, sensors, ground, 1 - stance),
-            stair_knee * holding * memory[RISE])
+    onto = step_rise(s, sensors, ground, 1 - stance) if landing > 0.0 else 0.0  # read late in a swing only
+    return stair_knee * landing * onto, stair_knee * holding * memory[RISE]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
