@@ -70,7 +70,8 @@ _TURN_90 = CANONICAL["walk"].replace('''def face(f):
     return -np.abs(f.com_vel[..., 1]) - np.abs(f.com_pos[..., 1])''', '''def side(f):
     """-|sideways speed relative to the heading| (m/s)."""
     return -np.abs(f.lateral_vel)''').replace('"face": 1.0', '"face": 3.0').replace(
-    "-np.abs(f.com_vel[..., 0] - target)", "-np.abs(f.forward_vel - np.minimum(target, 0.8))")
+    "-np.abs(f.com_vel[..., 0] - target)", "-np.abs(f.forward_vel - np.minimum(target, 0.8))").replace(
+    "speed=target)", "speed=np.minimum(target, 0.8))")
 
 ROWS: dict[str, tuple[str, Terrain]] = {
     "walk": (CANONICAL["walk"], Terrain("flat")),

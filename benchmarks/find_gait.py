@@ -41,8 +41,9 @@ from rewardloop.control.policy import Policy, shipped_gait
 from rewardloop.control.search import PolicySearch
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import HumanLikeTargets, met, shortfall
-from rewardloop.errors import UserError, run_script
+from rewardloop.errors import UserError, run_script, unknown_name
 from rewardloop.reward.base import RewardEval
+from rewardloop.reward.canonical import CANONICAL
 from rewardloop.reward.program import RewardProgram
 from rewardloop.sim.features import Features
 from rewardloop.sim.rollout import Simulator
@@ -84,9 +85,14 @@ def flat_foot(f):
 """Added with --flat-foot W > 0 (weight W): a stance on the toes (the heel up) costs W per metre of heel height."""
 
 
-def objective_source(speed: float, flat_foot: float) -> str:
-    """The reward program's source for a target speed and flat-foot weight."""
-    source = OBJECTIVE.replace("TARGET_SPEED", repr(speed))
+def objective_source(speed: float, flat_foot: float, reward: str | None = None) -> str:
+    """The reward program's source for a target speed and flat-foot weight; with `reward`, that canonical reward
+    program (e.g. walk) stands in for the built-in walking part, and `speed` does not apply."""
+    if reward is not None and reward not in CANONICAL:
+        raise unknown_name("canonical reward", reward, CANONICAL)
+    if reward is not None and flat_foot > 0:
+        raise UserError("--flat-foot adds a term to the built-in objective; it does not go with --reward")
+    source = OBJECTIVE.replace("TARGET_SPEED", repr(speed)) if reward is None else CANONICAL[reward]
     if flat_foot <= 0:
         return source
     source = source.replace('"fallen": 1.0}', f'"fallen": 1.0, "flat_foot": {flat_foot!r}}}')
@@ -122,6 +128,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of each trial motion")
     parser.add_argument("--speed", type=float, default=1.3, help="target walking speed (m/s)")
+    parser.add_argument("--reward", default=None, metavar="NAME",
+                        help="a canonical reward program (e.g. walk) as the walking part of the objective instead of "
+                             "the built-in one (--speed then does not apply): polishes a gait where the loop's "
+                             "per-candidate search under that reward would move it")
     parser.add_argument("--human-weight", type=float, default=0.3, help="weight of the human-gait term")
     parser.add_argument("--human-on-flat", action="store_true",
                         help="the human-gait term on trials on flat ground only (uneven grounds score the walk)")
@@ -343,7 +353,7 @@ def main(argv: list[str] | None = None) -> None:
     start = start_vector(args, controller, args.body)
     controller.space = controller.space.narrowed(narrowed_bounds(args.bounds))
     start = np.clip(start, controller.space.low, controller.space.high)
-    source = objective_source(args.speed, args.flat_foot)
+    source = objective_source(args.speed, args.flat_foot, args.reward)
     program = RewardProgram.from_source(source)
     config = SearchConfig(population=args.population, generations=args.generations, sigma=args.sigma,
                           max_seconds=None if args.minutes is None else 60 * args.minutes,
@@ -382,7 +392,8 @@ def main(argv: list[str] | None = None) -> None:
         best = validated.offer(best)
     measured = measure(kind, args.body, best)
     found_by = {"script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
-                "objective": source.strip(), "target_speed": args.speed, "human_weight": args.human_weight,
+                "objective": source.strip(), "target_speed": None if args.reward else args.speed, "reward": args.reward,
+                "human_weight": args.human_weight,
                 "human_on_flat": args.human_on_flat,
                 "human_targets": dataclasses.asdict(targets),
                 "start_speed": WALKING_START_SPEED, "terrain": scene.scene.terrain.describe(),

@@ -154,6 +154,23 @@ def test_find_gait_bad_target_is_one_line_and_exit_code_2(tmp_path):
                                                   "max_pelvis_yaw_deg, max_trunk_lean_deg"]
 
 
+def test_find_gait_reward_puts_a_canonical_reward_in_place_of_its_walking_objective(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from find_gait import OBJECTIVE, objective_source
+
+    from rewardloop.errors import UserError
+    from rewardloop.reward.canonical import CANONICAL
+    assert objective_source(1.3, 0.0, "walk") == CANONICAL["walk"] != objective_source(1.3, 0.0)
+    assert objective_source(1.3, 0.0) == OBJECTIVE.replace("TARGET_SPEED", "1.3")
+    with pytest.raises(UserError, match="does not go with --reward"):
+        objective_source(1.3, 0.5, "walk")
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--reward", "wlak",
+                             "--out", str(tmp_path / "gait.json")], timeout=120, capture_output=True, text=True)
+    assert result.returncode == 2 and not (tmp_path / "gait.json").exists()
+    assert result.stderr.strip().splitlines() == [
+        f"find_gait.py: error: unknown canonical reward 'wlak'; choose one of: {', '.join(sorted(CANONICAL))}"]
+
+
 @pytest.mark.parametrize(("option", "spec"), [("--grounds", "hill"), ("--grounds", "flat:2"),
                                               ("--grounds", "slope:steep"), ("--grounds", "rough:1.5"),
                                               ("--grounds", "stairs:0.1:2"), ("--terrain", "stairs:high")])

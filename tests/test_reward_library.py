@@ -98,6 +98,20 @@ def test_capture_point_leads_the_com_by_its_velocity_and_is_measured_to_the_feet
     assert L.capture_point(f)[0, 0] == pytest.approx(-math.sqrt(perpendicular**2 + 1e-4))
 
 
+def test_capture_point_in_a_frame_moving_at_the_target_speed_charges_only_the_speed_off_the_target():
+    # Feet side by side at x = 0.2 (segment y in [-0.05, 0.05]); CoM at (0.2, 0) walking 1.2 m/s along +x.
+    walking = {"com_pos": [0.2, 0.0, 0.9], "left_foot_pos": [0.2, 0.1, 0], "right_foot_pos": [0.2, -0.1, 0]}
+    f = one(com_vel=[1.2, 0.0, 0.0], heading=0.0, **walking)
+    assert L.capture_point(f)[0, 0] == pytest.approx(-math.sqrt(0.36**2 + 1e-4))  # 0.3 s x 1.2 m/s ahead
+    assert L.capture_point(f, speed=1.2)[0, 0] == pytest.approx(-0.01)  # at the target: nothing but the smoothing
+    assert L.capture_point(f, speed=1.0)[0, 0] == pytest.approx(-math.sqrt(0.06**2 + 1e-4))  # 0.2 m/s too fast
+    # The frame moves along the heading: facing +y (90°) and walking along +y at the target costs nothing.
+    f = one(com_vel=[0.0, 1.2, 0.0], heading=math.pi / 2, **walking)
+    assert L.capture_point(f, speed=1.2)[0, 0] == pytest.approx(-0.01)
+    # A [B, T] target works step by step.
+    f = fake(2, 3, com_vel=np.tile([1.2, 0.0, 0.0], (2, 3, 1)), heading=np.zeros((2, 3)))
+    assert L.capture_point(f, speed=np.full((2, 3), 1.2)).shape == (2, 3)
+
 def test_feet_follow_compares_mean_foot_speed_with_com_speed():
     # feet at 0.4 and 1.0 m/s forward (mean 0.7), CoM at 1.0 m/s: -0.3
     f = one(com_vel=[1.0, 0, 0], left_foot_vel=[0.4, 0, 0], right_foot_vel=[1.0, 0.3, 0])

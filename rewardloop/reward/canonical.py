@@ -25,17 +25,28 @@ def feet_follow(f):
 def side(f):
     """-(|sideways CoM speed| + |distance from the line y = 0|) (m/s + m)."""
     return -np.abs(f.com_vel[..., 1]) - np.abs(f.com_pos[..., 1])
+
+def balance(f):
+    """-distance (m) from the capture point to the segment between the feet, in a frame moving at the
+    target speed: walking at the target costs nothing."""
+    start = np.maximum(f.com_vel[:, :1, 0], 0.0)
+    target = np.minimum(1.5 * f.standing_height, start + 0.6 * f.time)
+    return lib.capture_point(f, lead_s=0.3, speed=target)
 '''
 
-_BODY_TERMS = '''
+_HEIGHT = '''
 def height(f):
     """1 at the standing pelvis height, falling off over 10 cm."""
     return lib.height(f, fraction=1.0, width=0.1)
+'''
 
+_BALANCE = '''
 def balance(f):
     """-distance (m) from the capture point to the segment between the feet."""
     return lib.capture_point(f, lead_s=0.3)
+'''
 
+_BODY_REST = '''
 def upright(f):
     """z of the torso up axis: 1 upright."""
     return lib.upright(f, part="torso")
@@ -52,6 +63,9 @@ def effort(f):
     """Metabolic proxy: -mean squared activation or control."""
     return lib.muscle_effort(f)
 '''
+
+_BODY_TERMS = _HEIGHT + _BALANCE + _BODY_REST
+"""The body's terms for tasks in place or slow: the capture point measured as it is."""
 
 _WALK_WEIGHTS = {"speed": 1.5, "feet_follow": 0.5, "side": 1.0, "height": 2.0, "balance": 3.0, "upright": 1.0,
                  "posture": 0.1, "fallen": 1.0, "effort": 0.05}
@@ -136,7 +150,8 @@ def symmetry(f):
     return lib.gait_symmetry(f)
 '''
 
-_WALK_TERMS = _FORWARD + _BODY_TERMS
+_WALK_TERMS = _FORWARD + _HEIGHT + _BODY_REST
+"""Walks: balance (in _FORWARD) measured in a frame moving at the speed target."""
 _BASE = {k: v for k, v in _WALK_WEIGHTS.items() if k not in ("speed", "feet_follow", "side")}
 
 CANONICAL: dict[str, str] = {

@@ -136,11 +136,19 @@ def balance(f: FeatureLike) -> np.ndarray:
     return -np.linalg.norm(np.asarray(f["com_pos"])[..., :2] - support[..., :2], axis=-1)
 
 
-def capture_point(f: FeatureLike, *, lead_s: float = 0.3, margin: float = 0.05) -> np.ndarray:
+def capture_point(f: FeatureLike, *, lead_s: float = 0.3, margin: float = 0.05,
+                  speed: float | np.ndarray = 0.0) -> np.ndarray:
     """-horizontal distance (m) from the capture point (CoM + lead_s × CoM velocity) to the segment between the
-    feet, shortened by margin at each end; about 0 (-0.01, smoothed) while steps keep it between the feet."""
+    feet, shortened by margin at each end; about 0 (-0.01, smoothed) while steps keep it between the feet.
+
+    With `speed` (m/s, a number or [B, T]) the velocity is taken relative to a frame moving at that speed along
+    the heading: a walk at its target speed is not charged for the capture point running ahead of the feet, as
+    it does in every step of people's walking; running off the target, or sideways, is."""
     left, right = _both(f, "foot_pos")
-    point = np.asarray(f["com_pos"])[..., :2] + lead_s * np.asarray(f["com_vel"])[..., :2]
+    velocity = np.asarray(f["com_vel"])[..., :2]
+    if np.any(speed):
+        velocity = velocity - np.asarray(speed)[..., None] * _heading_axes(f)[0]
+    point = np.asarray(f["com_pos"])[..., :2] + lead_s * velocity
     middle = 0.5 * (left[..., :2] + right[..., :2])
     axis = right[..., :2] - left[..., :2]
     length = np.sqrt(np.sum(np.square(axis), axis=-1, keepdims=True) + 1e-12)
@@ -517,7 +525,7 @@ TERMS: dict[str, LibraryTerm] = {
         _term(alive, "0/1", "+", ("root_height",)),
         _term(upright, "-", "+", tuple(f"{p}_up" for p in PARTS), {"part": PARTS}),
         _term(balance, "m", "-", ("com_pos", *_FOOT)),
-        _term(capture_point, "m", "-", ("com_pos", "com_vel", *_FOOT)),
+        _term(capture_point, "m", "-", ("com_pos", "com_vel", "heading", *_FOOT)),
         _term(feet_follow, "m/s", "-", ("com_vel", *_FOOT)),
         _term(feet_crossing, "m", "-", ("heading", *_FOOT)),
         _term(forward_velocity, "m/s", "+", ("forward_vel",)),
