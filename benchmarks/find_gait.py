@@ -127,7 +127,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sigma", type=float, default=0.1, help="initial step, fraction of each range")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of each trial motion")
-    parser.add_argument("--speed", type=float, default=1.3, help="target walking speed (m/s)")
+    parser.add_argument("--speed", type=float, default=1.3,
+                        help="target walking speed (m/s) of the built-in objective (not with --reward)")
     parser.add_argument("--reward", default=None, metavar="NAME",
                         help="a canonical reward program (e.g. walk) as the walking part of the objective instead of "
                              "the built-in one (--speed then does not apply): polishes a gait where the loop's "
@@ -345,6 +346,7 @@ def measure(controller_kind: str, body: str, vector: np.ndarray) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    source = objective_source(args.speed, args.flat_foot, args.reward)  # a bad --reward fails before any work
     scene = compile_scene(Scene(args.body, ground(args.terrain, "--terrain"), start_speed=WALKING_START_SPEED))
     kind = args.controller or starting_kind(args) or controller_for(scene)
     if kind is None:
@@ -353,7 +355,6 @@ def main(argv: list[str] | None = None) -> None:
     start = start_vector(args, controller, args.body)
     controller.space = controller.space.narrowed(narrowed_bounds(args.bounds))
     start = np.clip(start, controller.space.low, controller.space.high)
-    source = objective_source(args.speed, args.flat_foot, args.reward)
     program = RewardProgram.from_source(source)
     config = SearchConfig(population=args.population, generations=args.generations, sigma=args.sigma,
                           max_seconds=None if args.minutes is None else 60 * args.minutes,

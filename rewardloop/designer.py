@@ -339,6 +339,15 @@ def matching_terms(program: RewardProgram, term: str) -> list[str]:
             if name == term or term in calls or (library is not None and not calls and reads and reads == library)]
 
 
+def _computed_arguments(program: RewardProgram, name: str, term: str) -> bool:
+    """Whether term `name` calls lib.`term` with a keyword computed in the program (e.g. the canonical walks'
+    `speed=target`), which a replacement from literal parameters would lose."""
+    functions = [n for n in ast.parse(program.source).body if isinstance(n, ast.FunctionDef) and n.name == name]
+    calls = [node for function in functions for node in ast.walk(function) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr == term]
+    return any(not isinstance(keyword.value, ast.Constant) for call in calls for keyword in call.keywords)
+
+
 def apply_edit(program: RewardProgram, edit: Edit) -> RewardProgram:
     """The program after one edit; unchanged when the edit does not apply (e.g. removing an absent term)."""
     s, matches = edit.suggestion, matching_terms(program, edit.suggestion.term)
@@ -347,7 +356,8 @@ def apply_edit(program: RewardProgram, edit: Edit) -> RewardProgram:
             if len(program.term_names) > 1:
                 program = program.without_term(name)
         return program
-    if s.action == "add" and matches and s.params and s.term in TERMS:  # same term, new parameters: replace
+    if (s.action == "add" and matches and s.params and s.term in TERMS
+            and not _computed_arguments(program, matches[0], s.term)):  # same term, new parameters: replace
         name = matches[0]
         weight = program.weights[name]
         return program.without_term(name).with_library_term(s.term, weight, s.params, name=name) \

@@ -154,6 +154,15 @@ def test_find_gait_bad_target_is_one_line_and_exit_code_2(tmp_path):
                                                   "max_pelvis_yaw_deg, max_trunk_lean_deg"]
 
 
+def test_bench_gait_rows_set_the_speed_target_in_both_the_speed_and_the_balance_terms(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from bench_gait import ROWS
+    for row, target in (("slow 0.6 m/s", "0.6"), ("fast", "2.0 * f.standing_height")):
+        assert "start + 0.6 * f.time" not in ROWS[row][0] and ROWS[row][0].count(f"target = {target}\n") == 2
+    turn = ROWS["turn left 90°"][0]
+    assert "f.forward_vel - np.minimum(target, 0.8)" in turn and "speed=np.minimum(target, 0.8))" in turn
+
+
 def test_find_gait_reward_puts_a_canonical_reward_in_place_of_its_walking_objective(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from find_gait import OBJECTIVE, objective_source

@@ -17,7 +17,9 @@ from rewardloop.designer import (
     DesignContext,
     Designer,
     DesignerConfig,
+    Edit,
     EditRecord,
+    apply_edit,
     make_designer,
     matching_terms,
     parse_candidates,
@@ -162,3 +164,16 @@ def test_model_designer_gives_up_after_n_repairs(humanoid_flat):
     assert proposal.status == "failed" and proposal.program is None and proposal.repairs == 2
     assert proposal.problems == ("line 2: always wrong",) and len(server.requests) == 3
     assert json.loads(json.dumps(server.requests[2]))["messages"][-1]["content"].count("always wrong") == 1
+
+
+def test_an_add_with_parameters_replaces_a_library_term_but_keeps_a_computed_argument():
+    # The canonical walk's balance calls lib.capture_point(f, lead_s=0.3, speed=target): rebuilding it from the
+    # suggestion's literal parameters would drop the moving frame, so the edit raises its weight instead.
+    walk = canonical("walk")
+    edit = Edit(Suggestion("capture_point", "add", "falls forward", {"lead_s": 0.4}), strength=2.0)
+    kept = apply_edit(walk, edit)
+    assert "speed=target" in kept.source and kept.weights["balance"] == 2 * walk.weights["balance"]
+    # Where the call has only literal arguments (the stand task's balance), the term is rebuilt with the parameters.
+    stand = canonical("stand")
+    rebuilt = apply_edit(stand, edit)
+    assert "lead_s=0.4" in rebuilt.source and rebuilt.weights["balance"] == stand.weights["balance"]

@@ -65,7 +65,9 @@ def effort(f):
 '''
 
 _BODY_TERMS = _HEIGHT + _BALANCE + _BODY_REST
-"""The body's terms for tasks in place or slow: the capture point measured as it is."""
+"""The body's terms for tasks without a forward speed ramp (in place, turning, backward): the capture point measured
+as it is. The forward walks measure it in a frame moving at their target speed along the heading (in `_FORWARD`);
+their speed term reads +x, which `face` keeps the heading near."""
 
 _WALK_WEIGHTS = {"speed": 1.5, "feet_follow": 0.5, "side": 1.0, "height": 2.0, "balance": 3.0, "upright": 1.0,
                  "posture": 0.1, "fallen": 1.0, "effort": 0.05}

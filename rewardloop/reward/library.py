@@ -139,15 +139,16 @@ def balance(f: FeatureLike) -> np.ndarray:
 def capture_point(f: FeatureLike, *, lead_s: float = 0.3, margin: float = 0.05,
                   speed: float | np.ndarray = 0.0) -> np.ndarray:
     """-horizontal distance (m) from the capture point (CoM + lead_s × CoM velocity) to the segment between the
-    feet, shortened by margin at each end; about 0 (-0.01, smoothed) while steps keep it between the feet.
+    feet, shortened by margin at each end; about 0 (-0.01, smoothed) while steps keep it between the feet; with
+    speed (m/s) the velocity is taken relative to a frame moving at that speed along the heading.
 
-    With `speed` (m/s, a number or [B, T]) the velocity is taken relative to a frame moving at that speed along
-    the heading: a walk at its target speed is not charged for the capture point running ahead of the feet, as
-    it does in every step of people's walking; running off the target, or sideways, is."""
+    A walk at its target `speed` (a number or [B, T]) is then not charged for the capture point running ahead of
+    the feet, as it does in every step of people's walking; running off the target, or sideways, is."""
     left, right = _both(f, "foot_pos")
     velocity = np.asarray(f["com_vel"])[..., :2]
     if np.any(speed):
-        velocity = velocity - np.asarray(speed)[..., None] * _heading_axes(f)[0]
+        forward = _heading_axes(f)[0]  # [B, T, 2]
+        velocity = velocity - np.broadcast_to(np.asarray(speed, dtype=float), forward.shape[:-1])[..., None] * forward
     point = np.asarray(f["com_pos"])[..., :2] + lead_s * velocity
     middle = 0.5 * (left[..., :2] + right[..., :2])
     axis = right[..., :2] - left[..., :2]
