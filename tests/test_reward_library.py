@@ -108,12 +108,12 @@ def test_capture_point_in_a_frame_moving_at_the_target_speed_charges_only_the_sp
     # The frame moves along the heading: facing +y (90°) and walking along +y at the target costs nothing.
     f = one(com_vel=[0.0, 1.2, 0.0], heading=math.pi / 2, **walking)
     assert L.capture_point(f, speed=1.2)[0, 0] == pytest.approx(-0.01)
-    # A [B, T] target works step by step: at the target, then 0.2 m/s under the walk's speed.
+    # A [B, T] target works step by step: at the walk's 1.2 m/s, then at 1.0 m/s (the walk 0.2 m/s too fast).
     steps = {k: np.tile(v, (1, 2, 1)) for k, v in walking.items()}
     f = fake(1, 2, com_vel=np.tile([1.2, 0.0, 0.0], (1, 2, 1)), heading=np.zeros((1, 2)), **steps)
     assert L.capture_point(f, speed=np.array([[1.2, 1.0]])) == pytest.approx(
         np.array([[-0.01, -math.sqrt(0.06**2 + 1e-4)]]))
-    with pytest.raises(ValueError):  # a per-sample [B] target is not taken for a per-step one
+    with pytest.raises(ValueError):  # a target that is neither a number nor [B, T]-shaped fails clearly
         L.capture_point(f, speed=np.array([1.2, 1.0, 0.8]))
 
 def test_feet_follow_compares_mean_foot_speed_with_com_speed():
