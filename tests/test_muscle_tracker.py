@@ -26,7 +26,7 @@ def legs():
 
 def targets(legs, params: np.ndarray, memory: np.ndarray, ahead: float = 0.0) -> np.ndarray:
     """[B, J] the kernel's target postures at the walking start, moved `ahead` m along x, for [B, P] params and
-    [B, 4] memory."""
+    [B, 5] memory."""
     scene, tracker = legs
     batch = len(params)
     state = np.repeat(scene.initial_state[None], batch, axis=0)
@@ -64,7 +64,7 @@ def test_the_swing_thigh_follows_hip_offset(legs):
     # the target by swing_stiffness times that. The stance leg's targets do not change.
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     params[1, PARAMETERS.index("hip_offset")] += 0.1
-    out = targets(legs, params, np.array([[1.0, 0.1, 0.0, 0.0]] * 2))
+    out = targets(legs, params, np.array([[1.0, 0.1, 0.0, 0.0, 0.0]] * 2))
     swing, stance = int(legs[1].joints[0, HF, 3]), int(legs[1].joints[1, HF, 3])
     stiffness = PARAMETERS.default[PARAMETERS.index("swing_stiffness")]
     assert out[1, swing] - out[0, swing] == pytest.approx(0.1 * stiffness)
@@ -77,7 +77,7 @@ def test_lift_bends_the_swing_knee_at_mid_swing(legs):
     step_time = PARAMETERS.default[PARAMETERS.index("step_time")]
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     params[1, PARAMETERS.index("lift")] = 0.2
-    out = targets(legs, params, np.array([[1.0, step_time / 2, 0.0, 0.0]] * 2))
+    out = targets(legs, params, np.array([[1.0, step_time / 2, 0.0, 0.0, 0.0]] * 2))
     swing, stance = int(legs[1].joints[0, KN, 3]), int(legs[1].joints[1, KN, 3])
     stiffness = PARAMETERS.default[PARAMETERS.index("swing_stiffness")]
     assert legs[1].joints[0, KN, 2] * (out[1, swing] - out[0, swing]) == pytest.approx(0.2 * stiffness)
@@ -92,7 +92,7 @@ def test_the_slope_measured_at_the_last_touchdown_moves_its_targets(legs, name):
     p = PARAMETERS.named(PARAMETERS.default)
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     params[1, PARAMETERS.index(name)] = 1.0
-    out = targets(legs, params, np.array([[0.0, 0.1, 0.0, 0.1]] * 2))
+    out = targets(legs, params, np.array([[0.0, 0.1, 0.0, 0.1, 0.0]] * 2))
     joints = legs[1].joints
     moved = {"slope_hip": {(1, HF): 0.1 * p["swing_stiffness"]},
              "slope_trunk": {(0, HF): 0.1 * p["trunk_gain"] * p["stance_stiffness"]},
@@ -117,7 +117,7 @@ def test_a_rise_seen_ahead_bends_the_swing_knee_and_reaches_with_the_thigh(rise)
     p = PARAMETERS.named(PARAMETERS.default)
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     params[1, [PARAMETERS.index("look_lift"), PARAMETERS.index("look_hip")]] = 3.0, 2.0
-    out = targets((scene, tracker), params, np.array([[1.0, p["step_time"] / 2, 0.0, 0.0]] * 2),
+    out = targets((scene, tracker), params, np.array([[1.0, p["step_time"] / 2, 0.0, 0.0, 0.0]] * 2),
                   ahead=STAIRS_START - 0.2 - toe_x)
     moved = {(0, KN): 3.0 * rise * p["swing_stiffness"], (0, HF): 2.0 * rise * p["swing_stiffness"]}
     for side in range(2):
@@ -140,7 +140,7 @@ def test_standing_a_step_up_straightens_the_stance_knee_by_look_push(rise):
     p = PARAMETERS.named(PARAMETERS.default)
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     params[1, PARAMETERS.index("look_push")] = 3.0
-    out = targets((scene, tracker), params, np.array([[0.0, p["step_time"] / 2, 0.0, 0.0]] * 2),
+    out = targets((scene, tracker), params, np.array([[0.0, p["step_time"] / 2, 0.0, 0.0, 0.0]] * 2),
                   ahead=STAIRS_START + 0.2 - (sensed[heel] + sensed[toe]) / 2)
     for side in range(2):
         for joint in range(len(JOINTS)):
