@@ -116,6 +116,7 @@ def test_capture_point_in_a_frame_moving_at_the_target_speed_charges_only_the_sp
     with pytest.raises(ValueError):  # a target that is neither a number nor [B, T]-shaped fails clearly
         L.capture_point(f, speed=np.array([1.2, 1.0, 0.8]))
 
+
 def test_feet_follow_compares_mean_foot_speed_with_com_speed():
     # feet at 0.4 and 1.0 m/s forward (mean 0.7), CoM at 1.0 m/s: -0.3
     f = one(com_vel=[1.0, 0, 0], left_foot_vel=[0.4, 0, 0], right_foot_vel=[1.0, 0.3, 0])
