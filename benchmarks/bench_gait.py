@@ -8,16 +8,17 @@ injured walk (the walk-injured task's body and reward). For every row and seed, 
 loop (policy search warm-started from the shipped gait of the body that the reward ranks best, the per-candidate
 budget) produces a 10-s motion from the walking start; the row reports distance, falls, speed, heading,
 cadence, knee and hip angles, similarity to human walking, wall time and the controller kept. The flat walk's
-policies are then replayed on unseen rough ground and under randomized physics (MotionVL's ranges), where
-success means 10 s without a fall. Sampling optimizers are chaotic: read the spread over seeds. With --receding
-they are also replayed with the receding-horizon planner on top (rewardloop.control.receding) pursuing the walk
-reward, its candidates drawn from the row's seed.
+policies are then replayed on unseen rough ground, under randomized physics (MotionVL's ranges) and after
+sideways pushes (20 trials: ±0.1 and ±0.2 m/s at five times), where success means 10 s without a fall, and
+walked for 30 s on flat ground (whether a gait tuned on 10-s trials keeps walking). Sampling optimizers are
+chaotic: read the spread over seeds. With --receding they are also replayed with the receding-horizon planner on
+top (rewardloop.control.receding) pursuing the walk reward, its candidates drawn from the row's seed.
 
     .venv/bin/python benchmarks/bench_gait.py --policy gait.json --json replay.json
 
 With --policy, no search runs: the gait file's own policy is replayed for 10 s from the walking start on the
 rows' grounds (flat, rough, slope, stairs), then on unseen rough ground, under randomized physics and under
-±3 % parameter noise (one draw per seed).
+±3 % parameter noise (one draw per seed), after the sideways pushes and for 30 s.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from rewardloop.control.metrics import fall_mask
 from rewardloop.control.optimizer import optimize
 from rewardloop.control.policy import Policy
 from rewardloop.control.receding import run_receding
-from rewardloop.control.search import pushed_motion
+from rewardloop.control.search import pushed_motion, segment_rollouts
 from rewardloop.control.trajectory import Trajectory, replayed
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import met
@@ -154,6 +155,42 @@ def noise_survival(policy: Policy, *, seeds: list[int], noise: float = 0.03) -> 
     return float(np.mean(~fall_mask(rollouts.features(scene)).any(axis=1)))
 
 
+PUSH_TIMES_S = (2.0, 3.5, 5.0, 6.5, 8.0)
+"""When the push trials kick the walking body (s into the 10-s motion; not aligned with any gait's steps)."""
+PUSH_SPEEDS = (-0.2, -0.1, 0.1, 0.2)
+"""The sideways kicks of the push trials (m/s, + to the left): one trial per time and speed."""
+
+
+def push_survival(policy: Policy) -> float:
+    """Fraction of the push trials (PUSH_TIMES_S × PUSH_SPEEDS, one sideways kick of the whole body's velocity
+    each) after which the policy still walks its 10 s on flat ground without a fall."""
+    scene = compile_scene(Scene(policy.body, start_speed=WALKING_START_SPEED))
+    controller = make_controller(policy.controller, scene)
+    trials = [(at, speed) for at in PUSH_TIMES_S for speed in PUSH_SPEEDS]
+    nstep = round(10.0 / scene.dt)
+    kicks = []
+    for row, (at, speed) in enumerate(trials):
+        kick = np.zeros((len(trials), 3))
+        kick[row, 1] = speed
+        kicks.append((round(at / scene.dt), kick))
+    vectors = np.repeat(policy.vector(controller)[None], len(trials), axis=0)
+    with Simulator(scene) as sim:
+        rollouts, _ = segment_rollouts(sim, controller, vectors, nstep=nstep, segment=nstep,
+                                       initial_state=scene.initial_state, pushes=kicks, stop_on_fall=False)
+    return float(np.mean(~fall_mask(rollouts.features(scene)).any(axis=1)))
+
+
+def long_walk(policy: Policy, seconds: float = 30.0) -> dict[str, float | None]:
+    """Distance (m) and fall time (s, None without a fall) of the policy's `seconds`-long motion on flat ground
+    from the walking start: whether a gait tuned on 10-s trials keeps walking."""
+    scene = compile_scene(Scene(policy.body, start_speed=WALKING_START_SPEED))
+    controller = make_controller(policy.controller, scene)
+    with Simulator(scene) as sim:
+        metrics = replayed(scene, pushed_motion(sim, controller, policy.vector(controller),
+                                                duration_s=seconds)).metrics
+    return {f"distance_{seconds:g}s": metrics.distance, f"fall_time_{seconds:g}s": metrics.fall_time}
+
+
 def replay_policy(path: str, robust_seeds: int, receding: bool = False) -> tuple[list[dict], list[dict]]:
     """Rows and robustness of a gait file replayed without search (with `receding`: each row's motion modulated
     online by the planner pursuing the row's reward, and the robustness measured both ways)."""
@@ -165,7 +202,7 @@ def replay_policy(path: str, robust_seeds: int, receding: bool = False) -> tuple
     rows = [{"row": name, "seed": 0, **replay_row(policy, ROWS[name][1], reward(name))}
             for name in ("walk", "rough", "slope 5°", "stairs")]
     robust = [{"seed": 0, **robustness(policy, policy.body, seeds=seeds, receding=reward("walk")),
-               "noise_3pct": noise_survival(policy, seeds=seeds)}]
+               "noise_3pct": noise_survival(policy, seeds=seeds), "pushes": push_survival(policy), **long_walk(policy)}]
     return rows, robust
 
 
@@ -199,6 +236,18 @@ def summary(rows: list[dict]) -> str:
         kinds = ", ".join(f"{kind} {count}" for kind, count in Counter(r.get("controller") for r in group).items())
         lines.append(f"| {name} | {falls}/{len(group)} | " + " | ".join(cells) + f" | {human}/{len(group)} | {kinds} |")
     return "\n".join(lines)
+
+
+def robust_line(entry: dict) -> str:
+    """One line on a flat-trained policy's robustness entry."""
+    fell = entry["fall_time_30s"]
+    line = (f"flat-trained policy, seed {entry['seed']}: unseen rough ground {entry['rough']:.0%}, randomized physics "
+            f"{entry['physics']:.0%}, sideways pushes {entry['pushes']:.0%}, 30 s {entry['distance_30s']:.1f} m"
+            + (f" (fell at {fell:.1f} s)" if fell is not None else " (no fall)"))
+    if "rough_receding" in entry:
+        line += (f"; with the receding-horizon planner {entry['rough_receding']:.0%}, "
+                 f"{entry['physics_receding']:.0%}")
+    return line
 
 
 def main() -> None:
@@ -244,14 +293,12 @@ def main() -> None:
             if name == "walk" and policy is not None:
                 robust.append({"seed": seed, **robustness(policy, args.body, seeds=list(range(args.robust_seeds)),
                                                           receding=_reward("walk") if args.receding else None,
-                                                          planner_seed=seed)})
+                                                          planner_seed=seed),
+                               "pushes": push_survival(policy), **long_walk(policy)})
                 print(json.dumps(robust[-1]), flush=True)
     print(summary(rows))
     for entry in robust:
-        print(f"flat-trained policy, seed {entry['seed']}: unseen rough ground {entry['rough']:.0%}, "
-              f"randomized physics {entry['physics']:.0%}" + (
-                  f"; with the receding-horizon planner {entry['rough_receding']:.0%}, "
-                  f"{entry['physics_receding']:.0%}" if "rough_receding" in entry else ""))
+        print(robust_line(entry))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump({"body": args.body, "rows": rows, "robustness": robust,

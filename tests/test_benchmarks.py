@@ -89,6 +89,7 @@ def test_gait_benchmark_replays_a_gait_file_without_search(tmp_path):
     assert walk["distance"] == json.loads(policy.read_text())["measured"]["metrics"]["distance"]
     (robust,) = figures["robustness"]
     assert {robust["rough"], robust["physics"], robust["noise_3pct"]} <= {0.0, 1.0}
+    assert robust["pushes"] * 20 == round(robust["pushes"] * 20) and robust["distance_30s"] > walk["distance"]
 
 
 def test_gait_benchmark_robustness_with_the_receding_horizon_planner(monkeypatch):
@@ -101,6 +102,29 @@ def test_gait_benchmark_robustness_with_the_receding_horizon_planner(monkeypatch
 
     rates = robustness(shipped_gait("humanoid"), "humanoid", seeds=[4], receding=_reward("walk"))
     assert rates == {"rough": 0.0, "rough_receding": 1.0, "physics": 0.0, "physics_receding": 0.0}
+
+
+def test_gait_benchmark_push_trials_are_the_replays_pushes_batched(monkeypatch):
+    # The 20 push trials run as one batch give what `rewardloop replay --push T:V` gives trial by trial.
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from bench_gait import PUSH_SPEEDS, PUSH_TIMES_S, push_survival
+
+    from rewardloop.control.controllers import make_controller
+    from rewardloop.control.metrics import batch_metrics
+    from rewardloop.control.policy import shipped_gait
+    from rewardloop.control.search import pushed_motion
+    from rewardloop.sim.rollout import Simulator
+    from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+
+    policy = shipped_gait("humanoid")
+    scene = compile_scene(Scene("humanoid", start_speed=WALKING_START_SPEED))
+    controller = make_controller(policy.controller, scene)
+    with Simulator(scene) as sim:
+        walked = [not batch_metrics(pushed_motion(sim, controller, policy.vector(controller), duration_s=10.0,
+                                                  pushes=[(at, speed)]).features(scene))[0].fell
+                  for at in PUSH_TIMES_S for speed in PUSH_SPEEDS]
+    assert 0 < sum(walked) < len(walked)  # the pushes matter: some trials fall, some walk on
+    assert push_survival(policy) == sum(walked) / len(walked)
 
 
 def test_receding_benchmark_replays_a_gait_as_found_and_with_the_planner(tmp_path):

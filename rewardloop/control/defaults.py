@@ -10,8 +10,9 @@ from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig, SearchC
 from rewardloop.sim.scene import CompiledScene
 
 BODY_PLANNERS: dict[str, PlannerConfig] = {
-    # Replanning every 10 ms on the body's own 5-ms step over a 0.6-s horizon: with the canonical walk, 8.9, 9.1,
-    # 8.9 m in 10 s without a fall and 6.6 m with one on seeds 0-3 (a 0.4-s horizon with 64 samples: 3-6 m).
+    # Replanning every 10 ms on the body's own 5-ms step over a 0.6-s horizon: with the canonical walk of 2026-11-25,
+    # 8.9, 9.1, 8.9 m in 10 s without a fall and 6.6 m with one on seeds 0-3 (a 0.4-s horizon with 64 samples:
+    # 3-6 m); since its balance term moved to a frame at the target speed, it falls in seeds 0-2 (0.8 s: 2 of 3).
     "torque": PlannerConfig(samples=48, horizon_s=0.6, replan_every=2, planning_dt=None, knots=6, iterations=1),
     # A muscle body topples slowly: a 0.5-s horizon sees it coming (0.25 s does not); 32 samples keep a 10-s
     # rollout within 90 s on 2 cores. The muscle controller updates every 8 ms: the planner's 4-ms rollouts then
