@@ -18,7 +18,8 @@ top (rewardloop.control.receding) pursuing the walk reward, its candidates drawn
 
 With --policy, no search runs: the gait file's own policy is replayed for 10 s from the walking start on the
 rows' grounds (flat, rough, slope, stairs), then on unseen rough ground, under randomized physics and under
-±3 % parameter noise (one draw per seed), after the sideways pushes and for 30 s.
+±3 % parameter noise (one draw per seed), after the sideways pushes (with --receding, also with the planner) and
+for 30 s.
 """
 
 from __future__ import annotations
@@ -161,22 +162,28 @@ PUSH_SPEEDS = (-0.2, -0.1, 0.1, 0.2)
 """The sideways kicks of the push trials (m/s, + to the left): one trial per time and speed."""
 
 
-def push_survival(policy: Policy) -> float:
+def push_survival(policy: Policy, receding: RewardFunction | None = None, planner_seed: int = 0) -> float:
     """Fraction of the push trials (PUSH_TIMES_S × PUSH_SPEEDS, one sideways kick of the whole body's velocity
-    each) after which the policy still walks its 10 s on flat ground without a fall."""
+    each) after which the policy still walks its 10 s on flat ground without a fall; with a `receding` reward,
+    with the receding-horizon planner pursuing it (its candidates drawn from `planner_seed`)."""
     scene = compile_scene(Scene(policy.body, start_speed=WALKING_START_SPEED))
     controller = make_controller(policy.controller, scene)
     trials = [(at, speed) for at in PUSH_TIMES_S for speed in PUSH_SPEEDS]
-    nstep = round(10.0 / scene.dt)
+    vector = policy.vector(controller)
+    if receding is not None:
+        return float(np.mean([not replayed(scene, run_receding(
+            scene, controller, vector, receding, RecedingConfig(), duration_s=10.0, seed=planner_seed,
+            pushes=[trial])).metrics.fell for trial in trials]))
     kicks = []
     for row, (at, speed) in enumerate(trials):
         kick = np.zeros((len(trials), 3))
         kick[row, 1] = speed
         kicks.append((round(at / scene.dt), kick))
-    vectors = np.repeat(policy.vector(controller)[None], len(trials), axis=0)
+    nstep = round(10.0 / scene.dt)
     with Simulator(scene) as sim:
-        rollouts, _ = segment_rollouts(sim, controller, vectors, nstep=nstep, segment=nstep,
-                                       initial_state=scene.initial_state, pushes=kicks, stop_on_fall=False)
+        rollouts, _ = segment_rollouts(sim, controller, np.repeat(vector[None], len(trials), axis=0), nstep=nstep,
+                                       segment=nstep, initial_state=scene.initial_state, pushes=kicks,
+                                       stop_on_fall=False)
     return float(np.mean(~fall_mask(rollouts.features(scene)).any(axis=1)))
 
 
@@ -203,6 +210,8 @@ def replay_policy(path: str, robust_seeds: int, receding: bool = False) -> tuple
             for name in ("walk", "rough", "slope 5°", "stairs")]
     robust = [{"seed": 0, **robustness(policy, policy.body, seeds=seeds, receding=reward("walk")),
                "noise_3pct": noise_survival(policy, seeds=seeds), "pushes": push_survival(policy), **long_walk(policy)}]
+    if receding:
+        robust[0]["pushes_receding"] = push_survival(policy, reward("walk"))
     return rows, robust
 
 
@@ -246,7 +255,7 @@ def robust_line(entry: dict) -> str:
             + (f" (fell at {fell:.1f} s)" if fell is not None else " (no fall)"))
     if "rough_receding" in entry:
         line += (f"; with the receding-horizon planner {entry['rough_receding']:.0%}, "
-                 f"{entry['physics_receding']:.0%}")
+                 f"{entry['physics_receding']:.0%}, pushes {entry['pushes_receding']:.0%}")
     return line
 
 
@@ -295,6 +304,8 @@ def main() -> None:
                                                           receding=_reward("walk") if args.receding else None,
                                                           planner_seed=seed),
                                "pushes": push_survival(policy), **long_walk(policy)})
+                if args.receding:
+                    robust[-1]["pushes_receding"] = push_survival(policy, _reward("walk"), planner_seed=seed)
                 print(json.dumps(robust[-1]), flush=True)
     print(summary(rows))
     for entry in robust:

@@ -127,6 +127,21 @@ def test_gait_benchmark_push_trials_are_the_replays_pushes_batched(monkeypatch):
     assert push_survival(policy) == sum(walked) / len(walked)
 
 
+def test_gait_benchmark_push_trials_with_the_receding_horizon_planner(monkeypatch):
+    # One trial, the humanoid's main gait kicked 0.1 m/s to the left at 5 s: it falls at 7.4 s as found and walks
+    # on with the planner pursuing the canonical walk.
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import bench_gait
+
+    from rewardloop.control.policy import shipped_gait
+
+    monkeypatch.setattr(bench_gait, "PUSH_TIMES_S", (5.0,))
+    monkeypatch.setattr(bench_gait, "PUSH_SPEEDS", (0.1,))
+    policy = shipped_gait("humanoid")
+    assert bench_gait.push_survival(policy) == 0.0
+    assert bench_gait.push_survival(policy, bench_gait._reward("walk")) == 1.0
+
+
 def test_receding_benchmark_replays_a_gait_as_found_and_with_the_planner(tmp_path):
     out = tmp_path / "receding.json"
     policy = ROOT / "rewardloop" / "control" / "gaits" / "humanoid.json"
