@@ -371,6 +371,33 @@ def test_policy_search_is_deterministic_and_keeps_the_best(humanoid_walking, wal
     assert np.all((PARAMETERS.low <= best) & (best <= PARAMETERS.high))
 
 
+LOW = '''def low(f):
+    """-pelvis height (m): lower is better."""
+    return -f.root_height
+
+WEIGHTS = {"low": 1.0}
+'''
+"""A reward that prizes lying on the ground."""
+
+
+def test_the_start_is_kept_where_the_found_gait_falls_sooner_after_the_trials(humanoid_walking, walk):
+    # 0.5-s trials, a hold check 4 times as long: the shipped gait walks those 2 s, every parameter at its low bound
+    # falls; the walk ranks the walking start higher, a reward for lying down the falling gait.
+    gait = shipped_gait("humanoid")
+    controller = make_controller(gait.controller, humanoid_walking)
+    walks, falls = gait.vector(controller), controller.space.low
+    with Simulator(humanoid_walking, nthread=2) as sim:
+        assert fall_mask(pushed_motion(sim, controller, falls, duration_s=2.0).features(humanoid_walking)).any()
+        search = PolicySearch(humanoid_walking, controller, walk, TINY_SEARCH, duration_s=0.5, seed=0)
+        assert search.held(sim, falls, walks, 3.0) is walks
+        assert search.held(sim, walks, falls, 3.0) is walks
+        assert search.held(sim, falls, walks, 0.0) is falls  # off
+        assert search.steps == 2 * 2 * 400
+        with load_reward(RewardProgram.from_source(LOW), trusted=True) as low:
+            lying = PolicySearch(humanoid_walking, controller, low, TINY_SEARCH, duration_s=0.5, seed=0)
+            assert lying.held(sim, falls, walks, 3.0) is falls
+
+
 @pytest.mark.parametrize("kind", sorted(CONTROLLERS))
 def test_steering_names_parameters_of_the_controller(kind, humanoid_walking, myolegs_flat):
     scene = myolegs_flat if CONTROLLERS[kind].actuator_kind == "muscle" else humanoid_walking

@@ -11,6 +11,8 @@ The search works in parameters normalised to [0, 1] between each parameter's bou
 warm-start vector (a shipped gait) and keeps the best candidate it has seen. A body with several shipped gaits
 has each scored as it is under the reward (one run of each, with the search's perturbations), and the search runs
 from the best of them with the whole time limit: the reward picks the gait (and the controller) to start from.
+The gait it found then runs half as long again as the trials beside its start, and gives way to the start where
+it falls sooner and the reward ranks the start higher over that longer motion (SearchConfig.hold).
 """
 
 from __future__ import annotations
@@ -330,6 +332,22 @@ class PolicySearch:
         first, second = _split(again, 1)
         return challenger_scores.averaged(first), incumbent_scores.averaged(second)
 
+    def held(self, sim: Simulator, found: np.ndarray, start: np.ndarray, hold: float) -> np.ndarray:
+        """[P] `found`, or [P] `start` where, in a motion (1 + `hold`) times as long as the search's trials (both
+        unperturbed, on `sim`'s scene), `found` falls sooner and the reward ranks `start` higher over the whole
+        motion, falls included (a start that only stays up by standing or spinning in place stays behind)."""
+        if hold <= 0 or np.array_equal(found, start):
+            return found
+        nstep = self.nstep + max(1, round(hold * self.nstep))
+        rollouts = run_controller(sim, self.controller, np.stack([found, start]), nstep=nstep,
+                                  initial_state=self.initial_state)
+        self.steps += 2 * nstep
+        features = rollouts.features(self.scene)
+        falls = fall_mask(features)
+        fell_at = np.where(falls.any(axis=1), falls.argmax(axis=1), nstep)
+        returns = self.reward(features).returns()
+        return start if fell_at[0] < fell_at[1] and returns[1] > returns[0] else found
+
     def _out_of_time(self, begin: float) -> bool:
         return self.config.max_seconds is not None and time.perf_counter() - begin > self.config.max_seconds
 
@@ -384,6 +402,7 @@ def search_motion(scene: CompiledScene, reward: RewardFunction, config: Optimize
         search, start, scores = functools.reduce(
             lambda kept, one: one if _better(one[2], 0, kept[2]) else kept, scored)
         best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores)
+        best = search.held(sim, best, start, settings.hold)
         seconds = time.perf_counter() - begin
         rollouts = executed(sim, search.controller, best, reward, settings.receding, duration_s=config.duration_s,
                             seed=seed)
