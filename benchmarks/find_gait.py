@@ -161,6 +161,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="narrow a parameter's bounds for this search (e.g. swing_time=0.33:0.45)")
     parser.add_argument("--stall-speed", type=float, default=0.0,
                         help="a trial advancing less than this (m/s) over a second counts as fallen (stairs)")
+    parser.add_argument("--heading-limit", type=float, default=0.0, metavar="DEG",
+                        help="a trial whose heading strays more than this from +x counts as fallen (stairs)")
     parser.add_argument("--validate", type=int, default=0, metavar="N",
                         help="walk the best gait so far on N rough grounds set aside for validation at every "
                              "checkpoint and at the end, and write the one that walks most of them")
@@ -358,7 +360,7 @@ def main(argv: list[str] | None = None) -> None:
     program = RewardProgram.from_source(source)
     config = SearchConfig(population=args.population, generations=args.generations, sigma=args.sigma,
                           max_seconds=None if args.minutes is None else 60 * args.minutes,
-                          stall_speed=args.stall_speed,
+                          stall_speed=args.stall_speed, heading_limit_deg=args.heading_limit,
                           perturbations=perturbations(args))
     targets = search_targets(args.target)
     objective = GaitObjective(program, args.human_weight, targets, flat_only=args.human_on_flat)

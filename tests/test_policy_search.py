@@ -313,6 +313,25 @@ def test_a_stall_counts_as_a_fall(humanoid_walking):
         assert lived(10.0, stop=False) == [300, 300]
 
 
+def test_straying_from_the_heading_counts_as_a_fall(humanoid_walking):
+    """With a heading limit half the largest heading the shipped gait reaches in 1.5 s, a trial lives the segments
+    before the first one in which its heading passes the limit; with 180° (or 0: off) it lives them all."""
+    gait = shipped_gait("humanoid")
+    controller = make_controller(gait.controller, humanoid_walking)
+    params = gait.vector(controller)[None]
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        def lived(limit: float) -> int:
+            return int(segment_rollouts(sim, controller, params, nstep=300, segment=50, heading_limit=limit,
+                                        initial_state=humanoid_walking.initial_state)[1][0])
+
+        motion = pushed_motion(sim, controller, params[0], duration_s=1.5)
+        heading = np.abs(motion.features(humanoid_walking).heading[0])
+        limit = heading.max() / 2
+        assert limit > 0.005  # the gait's heading does move (rad)
+        assert lived(0.0) == lived(np.pi) == 300
+        assert lived(limit) == int(np.argmax(heading > limit)) // 50 * 50
+
+
 def test_lived_returns_equal_each_row_alone(humanoid_flat, walk):
     controller = make_controller("gait_machine", humanoid_flat)
     with Simulator(humanoid_flat, nthread=2) as sim:

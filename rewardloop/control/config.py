@@ -163,6 +163,10 @@ class SearchConfig:
     """A trial whose centre of mass advances less than this (m/s, along +x) over a second counts as fallen there
     (0: off). For grounds where standing still is the easy way to stay up (stairs): it makes "climb as long as
     you can" the search's aim instead of "stand in front of the stairs"."""
+    heading_limit_deg: float = 0.0
+    """A trial whose heading strays more than this from +x (degrees) counts as fallen there (0: off). For grounds
+    with edges (the stairs are 6 m wide): a gait that climbs diagonally and walks off the side otherwise ranks as
+    alive until it falls off."""
     max_seconds: float | None = 90.0
     """Stop starting new generations after this much wall time (s); None: no limit."""
     hold: float = 0.5
@@ -189,6 +193,7 @@ class SearchConfig:
             "sigma must be in (0, 1]": 0 < self.sigma <= 1,
             "segment_s must be positive": self.segment_s > 0,
             "stall_speed must be at least 0": self.stall_speed >= 0,
+            "heading_limit_deg must be in [0, 180]": 0 <= self.heading_limit_deg <= 180,
             "hold must be at least 0": self.hold >= 0,
             "max_seconds must be positive": self.max_seconds is None or self.max_seconds > 0,
         }

@@ -95,7 +95,8 @@ class SearchLog:
 
 def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray, *, nstep: int, segment: int,
                      initial_state: np.ndarray, pushes: Sequence[tuple[int, np.ndarray]] = (),
-                     stop_on_fall: bool = True, stall_speed: float = 0.0) -> tuple[Rollouts, np.ndarray]:
+                     stop_on_fall: bool = True, stall_speed: float = 0.0,
+                     heading_limit: float = 0.0) -> tuple[Rollouts, np.ndarray]:
     """Roll a batch out in segments, stopping each trajectory after the segment in which it fell (unless not
     `stop_on_fall`); the segments before that one are its lived steps.
 
@@ -107,6 +108,8 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
       stall_speed: with `stop_on_fall`, a trajectory whose centre of mass advanced (along +x) less than this
         many m/s × STALL_WINDOW_S over the last STALL_WINDOW_S at a segment's end stalled, which counts as a fall
         (0: off).
+      heading_limit: with `stop_on_fall`, a trajectory whose heading strayed more than this (rad) from +x within
+        a segment counts as fallen there (0: off).
     Returns:
       (rollouts [B, T, ·], with garbage after each trajectory's lived steps and the segment it fell in; [B] lived
       steps).
@@ -139,6 +142,8 @@ def segment_rollouts(sim: Simulator, controller: Controller, params: np.ndarray,
         fell = fall_mask(features).any(axis=1) if stop_on_fall else np.zeros(len(alive), dtype=bool)
         if stop_on_fall and stall_speed > 0:
             fell |= _stalled(features, marks, alive, batch, stop, stall_speed, scene.dt)
+        if stop_on_fall and heading_limit > 0:
+            fell |= _strayed(features, heading_limit)
         lived[alive[~fell]] += stop - start  # a segment with a fall is not lived
         if stop_on_fall:
             alive = alive[~fell]
@@ -161,6 +166,12 @@ def _stalled(features: Features, marks: dict[int, np.ndarray], rows: np.ndarray,
         return np.zeros(len(rows), dtype=bool)
     since = max(earlier)
     return marks[stop][rows] - marks[since][rows] < stall_speed * (stop - since) * dt
+
+
+def _strayed(features: Features, limit: float) -> np.ndarray:
+    """[B] whether each trajectory's heading strayed more than `limit` rad from +x at some step."""
+    heading = np.arctan2(np.sin(features.heading), np.cos(features.heading))  # wrapped to (-π, π]
+    return (np.abs(heading) > limit).any(axis=1)
 
 
 def pushed_motion(sim: Simulator, controller: Controller, vector: np.ndarray, *, duration_s: float,
@@ -255,7 +266,8 @@ class PolicySearch:
         `controller` (seeing that scene's ground)."""
         rollouts, lived = segment_rollouts(sim, controller, batch, nstep=self.nstep, segment=self.segment,
                                            initial_state=self.initial_state, pushes=kicks or [],
-                                           stall_speed=self.config.stall_speed)
+                                           stall_speed=self.config.stall_speed,
+                                           heading_limit=np.radians(self.config.heading_limit_deg))
         self.steps += int(lived.sum())
         return lived / self.nstep, lived_returns(sim.scene, self.reward, rollouts, lived)
 
@@ -335,7 +347,8 @@ class PolicySearch:
     def held(self, sim: Simulator, found: np.ndarray, start: np.ndarray, hold: float) -> np.ndarray:
         """[P] `found`, or [P] `start` where, in a motion (1 + `hold`) times as long as the search's trials (both
         unperturbed, on `sim`'s scene), `found` falls sooner and the reward ranks `start` higher over the whole
-        motion, falls included (a start that only stays up by standing or spinning in place stays behind)."""
+        motion, falls included (a start that stays up only by turning on the spot does not replace a gait that
+        walks the motion and falls after it)."""
         if hold <= 0 or np.array_equal(found, start):
             return found
         nstep = self.nstep + max(1, round(hold * self.nstep))
