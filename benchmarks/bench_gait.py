@@ -33,7 +33,7 @@ from collections import Counter
 import numpy as np
 
 from rewardloop.control.config import RecedingConfig
-from rewardloop.control.controllers import make_controller, run_controller
+from rewardloop.control.controllers import Controller, make_controller, run_controller
 from rewardloop.control.defaults import default_config
 from rewardloop.control.metrics import fall_mask
 from rewardloop.control.optimizer import optimize
@@ -143,11 +143,16 @@ def replay_row(policy: Policy, terrain: Terrain, receding: RewardFunction | None
     return measure(scene, trajectory)
 
 
+def _on_flat(policy: Policy) -> tuple[CompiledScene, Controller]:
+    """Flat ground at the walking start for the policy's body, and the policy's controller there."""
+    scene = compile_scene(Scene(policy.body, start_speed=WALKING_START_SPEED))
+    return scene, make_controller(policy.controller, scene)
+
+
 def noise_survival(policy: Policy, *, seeds: list[int], noise: float = 0.03) -> float:
     """Fraction of draws of relative parameter noise (uniform within ±`noise`, one draw per seed, clipped to the
     bounds) under which the policy walks 10 s on flat ground without a fall."""
-    scene = compile_scene(Scene(policy.body, start_speed=WALKING_START_SPEED))
-    controller = make_controller(policy.controller, scene)
+    scene, controller = _on_flat(policy)
     vector, space = policy.vector(controller), controller.space
     draws = np.stack([np.clip(vector * (1 + np.random.default_rng(300 + s).uniform(-noise, noise, vector.shape)),
                               space.low, space.high) for s in seeds])
@@ -166,8 +171,7 @@ def push_survival(policy: Policy, receding: RewardFunction | None = None, planne
     """Fraction of the push trials (PUSH_TIMES_S × PUSH_SPEEDS, one sideways kick of the whole body's velocity
     each) after which the policy still walks its 10 s on flat ground without a fall; with a `receding` reward,
     with the receding-horizon planner pursuing it (its candidates drawn from `planner_seed`)."""
-    scene = compile_scene(Scene(policy.body, start_speed=WALKING_START_SPEED))
-    controller = make_controller(policy.controller, scene)
+    scene, controller = _on_flat(policy)
     trials = [(at, speed) for at in PUSH_TIMES_S for speed in PUSH_SPEEDS]
     vector = policy.vector(controller)
     if receding is not None:
@@ -190,8 +194,7 @@ def push_survival(policy: Policy, receding: RewardFunction | None = None, planne
 def long_walk(policy: Policy, seconds: float = 30.0) -> dict[str, float | None]:
     """Distance (m) and fall time (s, None without a fall) of the policy's `seconds`-long motion on flat ground
     from the walking start: whether a gait tuned on 10-s trials keeps walking."""
-    scene = compile_scene(Scene(policy.body, start_speed=WALKING_START_SPEED))
-    controller = make_controller(policy.controller, scene)
+    scene, controller = _on_flat(policy)
     with Simulator(scene) as sim:
         metrics = replayed(scene, pushed_motion(sim, controller, policy.vector(controller),
                                                 duration_s=seconds)).metrics

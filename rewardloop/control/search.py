@@ -45,7 +45,7 @@ from rewardloop.control.controllers import (
 )
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.policy import Policy, shipped_gaits
-from rewardloop.control.receding import planning_simulator, receding_motion
+from rewardloop.control.receding import lookahead, planning_simulator, receding_motion
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardFunction, term_statistics
@@ -352,13 +352,9 @@ class PolicySearch:
         if hold <= 0 or np.array_equal(found, start):
             return found
         nstep = self.nstep + max(1, round(hold * self.nstep))
-        rollouts = run_controller(sim, self.controller, np.stack([found, start]), nstep=nstep,
-                                  initial_state=self.initial_state)
+        fell_at, returns = lookahead(sim, self.controller, np.stack([found, start]), self.reward, self.initial_state,
+                                     Carry.fresh(self.controller, self.scene, 1), nstep)
         self.steps += 2 * nstep
-        features = rollouts.features(self.scene)
-        falls = fall_mask(features)
-        fell_at = np.where(falls.any(axis=1), falls.argmax(axis=1), nstep)
-        returns = self.reward(features).returns()
         return start if fell_at[0] < fell_at[1] and returns[1] > returns[0] else found
 
     def _out_of_time(self, begin: float) -> bool:
