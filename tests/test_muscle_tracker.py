@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rewardloop.control.controllers import Carry, make_controller, run_controller
-from rewardloop.control.gait_tracker import SLOPE, STANCE
+from rewardloop.control.gait_tracker import SLOPE, STANCE, human_curves, swing_aims
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.muscle_tracker import AN, FOOT_KP, HF, JOINTS, KN, PARAMETERS, _targets_kernel
@@ -160,6 +160,35 @@ def test_the_tracker_measures_the_slope_at_each_touchdown():
                        carry=carry)
     assert carry.memory[0, STANCE] == 1.0
     assert np.degrees(carry.memory[0, SLOPE]) == pytest.approx(5.0, abs=1.0)
+
+
+def world_placement(params: np.ndarray, sensed: np.ndarray, sensors: np.ndarray, yaw: float,
+                    steer: float) -> np.ndarray:
+    """[2] where foot placement moves the swing foot in the world (forward, outward components turned from the
+    pelvis heading `yaw` into x, y) late in the swing, with placement reckoned `steer` rad off that heading."""
+    curves, heading = human_curves(), (np.cos(yaw), np.sin(yaw))
+    still = params.copy()
+    still[[PARAMETERS.index(n) for n in ("place_pos", "place_vel", "place_pos_lat", "place_vel_lat")]] = 0.0
+    aims = np.subtract(swing_aims(params, sensed, sensors, curves, 1, 0.9, *heading, steer),
+                       swing_aims(still, sensed, sensors, curves, 1, 0.9, *heading, steer))
+    return aims[0] * np.array(heading) + aims[1] * np.array([-heading[1], heading[0]])
+
+
+@pytest.mark.parametrize("yaw", [-0.4, 0.3])
+def test_path_steer_places_the_feet_by_the_wanted_heading_not_the_pelvis(yaw):
+    # A centre of mass drifting left of its stance foot: with placement reckoned in the wanted heading (0 rad),
+    # the swing foot goes to the same place in the world however the pelvis is turned; reckoned in the pelvis's
+    # heading it does not.
+    params = PARAMETERS.default.copy()
+    params[[PARAMETERS.index(n) for n in ("place_pos", "place_vel", "place_pos_lat", "place_vel_lat")]] = (
+        0.3, 0.2, 0.5, 0.4)
+    sensed = np.zeros(40)
+    sensed[9:12], sensed[12:15] = (0.3, 0.1, 0.9), (1.2, 0.4, 0.0)  # com_pos, com_vel
+    sensed[21:24], sensed[24:27] = (0.1, -0.1, 0.0), (0.3, -0.1, 0.0)  # right heel, right toe (the stance foot)
+    sensors = np.array([0, 3, 6, 9, 12, 15, 18, 21, 24, 27, 28])
+    wanted = world_placement(params, sensed, sensors, 0.0, 0.0)
+    np.testing.assert_allclose(world_placement(params, sensed, sensors, yaw, -yaw), wanted, atol=1e-12)
+    assert np.linalg.norm(world_placement(params, sensed, sensors, yaw, 0.0) - wanted) > 0.05
 
 
 def test_a_batch_gives_each_row_what_it_gets_alone(legs):

@@ -221,16 +221,20 @@ def step_clock(memory: np.ndarray, p: np.ndarray, s: np.ndarray, sensors: np.nda
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def swing_aims(p: np.ndarray, s: np.ndarray, sensors: np.ndarray, curves: np.ndarray, stance: int, phase: float,
-               fx: float, fy: float) -> tuple[float, float]:
+               fx: float, fy: float, steer: float = 0.0) -> tuple[float, float]:
     """The swing thigh's aims (rad) at its `phase`: forward from vertical in the world (people's hip curve, scaled
     and offset) and outward from vertical, each with foot placement from the centre of mass against the stance
-    foot blended in from 62.5 % of the cycle, whole from 75 %. (fx, fy): the heading."""
-    d_fwd, d_lat, v_fwd, v_lat = com_from_foot(s, sensors, stance, fx, fy)
+    foot blended in from 62.5 % of the cycle, whole from 75 %. (fx, fy): the heading. Foot placement is reckoned in
+    the heading turned by `steer` (rad, + left) and turned back onto the heading, so that it stops the centre of
+    mass drifting off that direction rather than off the heading."""
+    c, t = math.cos(steer), math.sin(steer)
+    d_fwd, d_lat, v_fwd, v_lat = com_from_foot(s, sensors, stance, fx * c - fy * t, fy * c + fx * t)
     placing = min(max(4.0 * (phase - 0.5) - 0.5, 0.0), 1.0)
-    thigh = (p[HIP_OFFSET] + p[HIP_SCALE] * curve_at(curves, 0, phase)
-             + placing * (p[PLACE_POS] * d_fwd + p[PLACE_VEL] * (v_fwd - p[SPEED])))
+    ahead = placing * (p[PLACE_POS] * d_fwd + p[PLACE_VEL] * (v_fwd - p[SPEED]))
+    left = placing * (p[PLACE_POS_LAT] * d_lat + p[PLACE_VEL_LAT] * v_lat)
+    thigh = p[HIP_OFFSET] + p[HIP_SCALE] * curve_at(curves, 0, phase) + ahead * c - left * t
     outward = 1.0 if stance == 1 else -1.0  # +y is outward for the left leg, which swings when the right stands
-    lateral = outward * p[WIDTH] + placing * (p[PLACE_POS_LAT] * d_lat + p[PLACE_VEL_LAT] * v_lat)
+    lateral = outward * p[WIDTH] + ahead * t + left * c
     return thigh, lateral
 
 

@@ -90,13 +90,15 @@ PARAMETERS = ParameterSpace((
     P("ankle_kp", 100.0, 600.0, 300.0, "N·m/rad", "ankle torque per rad of posture error"),
     P("damping", 0.02, 0.3, 0.1, "s", "joint torque per rad/s of rate, per unit of kp"),
     *REACTIONS,
+    P("path_steer", 0.0, 1.5, 0.0, "rad/rad", "foot placement reckoned in the heading turned this much of the way "
+      "to the wanted heading: 1 stops the centre of mass drifting off the wanted heading, 0 off the pelvis's"),
 ))
 """The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), balance and
 stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24). The defaults walk a
 few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
  TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
- LOOK_LAND, LAND_AHEAD, STAIR_KNEE) = range(len(GAIT), PARAMETERS.size)
+ LOOK_LAND, LAND_AHEAD, STAIR_KNEE, PATH_STEER) = range(len(GAIT), PARAMETERS.size)
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -187,7 +189,8 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
                              + p[SLOPE_ANKLE] * slope)
         aim[swing, KN] += lift + bend_swing
         aim[stance, KN] += bend_stance - p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)
-        thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy)
+        thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy,
+                                    p[PATH_STEER] * heading_error)
         aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + pitch
         aim[swing, HA] = outward * (roll - lateral)
         aim[swing, HR] = 0.0
