@@ -12,7 +12,7 @@ from rewardloop.control.gait_tracker import SLOPE, STANCE, human_curves, swing_a
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.muscle_tracker import AN, FOOT_KP, HF, JOINTS, KN, PARAMETERS, _targets_kernel
-from rewardloop.control.policy import shipped_gait
+from rewardloop.control.policy import shipped_gait, shipped_gaits
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
 from rewardloop.sim.terrain import STAIRS_START, Terrain
@@ -226,3 +226,18 @@ def test_the_shipped_gait_walks_from_the_walking_start(legs):
         motion = run_controller(sim, tracker, gait.vector(tracker)[None], nstep=round(3.0 / scene.dt))
     features = motion.features(scene)
     assert not fall_mask(features).any() and batch_metrics(features)[0].distance > 2.5
+
+
+def test_the_shipped_stairs_gait_climbs_straight():
+    # gaits/myolegs-stairs.json, steered by its feet (`path_steer`): 5 s from the walking start up the default 8-cm
+    # stairs without a fall, climbing at least four steps and staying within 0.5 m of the centre line.
+    scene = compile_scene(Scene("myolegs", Terrain("stairs"), start_speed=WALKING_START_SPEED))
+    tracker = make_controller("muscle_tracker", scene)
+    gait = shipped_gaits("myolegs", "stairs")[-1]
+    assert gait.params["path_steer"] > 0
+    with Simulator(scene, nthread=1) as sim:
+        motion = run_controller(sim, tracker, gait.vector(tracker)[None], nstep=round(5.0 / scene.dt))
+    features = motion.features(scene)
+    assert not fall_mask(features).any()
+    assert features.com_pos[0, -1, 2] - features.com_pos[0, 0, 2] > 4 * Terrain("stairs").step_height
+    assert np.abs(features.com_pos[0, :, 1]).max() < 0.5
