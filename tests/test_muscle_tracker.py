@@ -1,8 +1,11 @@
 """The muscle tracker: people's joint curves on a phase clock for the muscle legs, through muscle torques.
 
-Kernel calls on the walking start's state and short rollouts (0.1 s; 0.8 s up a slope; 3 s for the shipped gait)."""
+Kernel calls on the walking start's state and short rollouts (0.1 s; 0.8 s up a slope; 3 s for the shipped gait, 5 s
+for the stairs gait, 10 s for the turning gaits)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,10 +15,12 @@ from rewardloop.control.gait_tracker import SLOPE, STANCE, human_curves, swing_a
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.muscle_tracker import AN, FOOT_KP, HF, JOINTS, KN, PARAMETERS, _targets_kernel
-from rewardloop.control.policy import shipped_gait, shipped_gaits
+from rewardloop.control.policy import Policy, shipped_gait
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
 from rewardloop.sim.terrain import STAIRS_START, Terrain
+
+GAITS = Path(__file__).parents[1] / "rewardloop" / "control" / "gaits"
 
 
 @pytest.fixture(scope="module")
@@ -233,7 +238,7 @@ def test_the_shipped_stairs_gait_climbs_straight():
     # stairs without a fall, climbing at least four steps and staying within 0.5 m of the centre line.
     scene = compile_scene(Scene("myolegs", Terrain("stairs"), start_speed=WALKING_START_SPEED))
     tracker = make_controller("muscle_tracker", scene)
-    gait = shipped_gaits("myolegs", "stairs")[-1]
+    gait = Policy.load(GAITS / "myolegs-stairs.json")
     assert gait.params["path_steer"] > 0
     with Simulator(scene, nthread=1) as sim:
         motion = run_controller(sim, tracker, gait.vector(tracker)[None], nstep=round(5.0 / scene.dt))
@@ -241,3 +246,19 @@ def test_the_shipped_stairs_gait_climbs_straight():
     assert not fall_mask(features).any()
     assert features.com_pos[0, -1, 2] - features.com_pos[0, 0, 2] > 4 * Terrain("stairs").step_height
     assert np.abs(features.com_pos[0, :, 1]).max() < 0.5
+
+
+def test_the_shipped_turning_gaits_turn_their_way():
+    # gaits/myolegs-turn_left.json and -turn_right.json: the main gait steered by its feet at a steady turn_rate
+    # (benchmarks/set_gait.py); 10 s from the walking start on flat ground, each turns 60-120° its way, no fall.
+    scene = compile_scene(Scene("myolegs", start_speed=WALKING_START_SPEED))
+    tracker = make_controller("muscle_tracker", scene)
+    gaits = {name: Policy.load(GAITS / f"myolegs-{name}.json") for name in ("turn_left", "turn_right")}
+    with Simulator(scene, nthread=2) as sim:
+        motion = run_controller(sim, tracker, np.stack([gait.vector(tracker) for gait in gaits.values()]),
+                                nstep=round(10.0 / scene.dt))
+    features = motion.features(scene)
+    metrics = batch_metrics(features)
+    assert not fall_mask(features).any()
+    assert 60 < np.degrees(metrics[0].heading_change) < 120
+    assert -120 < np.degrees(metrics[1].heading_change) < -60

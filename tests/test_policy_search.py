@@ -11,6 +11,7 @@ import itertools
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,6 +62,8 @@ from rewardloop.sim.scene import (
     random_physics,
 )
 from rewardloop.sim.terrain import Terrain
+
+GAITS = Path(__file__).parents[1] / "rewardloop" / "control" / "gaits"
 
 
 @pytest.fixture(scope="module")
@@ -671,11 +674,13 @@ def test_the_reward_picks_the_shipped_gait(humanoid_walking, speed, kept):
 
 
 def test_a_slow_walk_starts_the_muscle_legs_from_their_slow_gait():
-    """myolegs-slow.json (0.6 m/s, "for_terrain": "flat") is a start on flat ground only, and the one a slow walk
-    at 0.6 m/s picks; the canonical walk picks the main gait (no generations: the gaits as they are)."""
+    """myolegs-slow.json (0.6 m/s, "for_terrain": "flat") is a start on flat ground only, as are the turning gaits,
+    and the one a slow walk at 0.6 m/s picks; the canonical walk picks the main gait (no generations: the gaits as
+    they are)."""
     on_flat = shipped_gaits("myolegs", "flat")
-    slow = on_flat[-1]
-    assert len(on_flat) == len(shipped_gaits("myolegs")) + 1 and slow not in shipped_gaits("myolegs", "rough")
+    slow = Policy.from_dict(json.loads((GAITS / "myolegs-slow.json").read_text()))
+    assert len(on_flat) == len(shipped_gaits("myolegs")) + 3 and slow in on_flat
+    assert slow not in shipped_gaits("myolegs", "rough")
     scene = compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED))
     config = OptimizerConfig(kind="search", duration_s=3.0, nthread=2,
                              search=SearchConfig(generations=0, max_seconds=None))
