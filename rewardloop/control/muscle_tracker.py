@@ -7,7 +7,9 @@ every leg joint follows the normative human curve (`critic/human_gait.json`) at 
 cycle, as in `gait_tracker`, and balance acts on the targets:
 - the swing thigh is aimed in the world frame (people's hip curve, scaled and offset, plus foot placement from
   the centre of mass against the stance foot, blended in over the swing: `gait_tracker.swing_aims`), and
-  outward by `width` plus sideways placement; the swing thigh is held unrotated;
+  outward by `width` plus sideways placement; the swing thigh is held unrotated; with `path_steer` the placement is
+  reckoned in the heading turned that fraction of the way to the wanted one (`turn_rate` × time), so the feet land
+  where they stop the drift off the wanted heading: steering through the feet (since 2026-11-27);
 - the stance hip moves the pelvis: its flexion target is the present angle plus `trunk_gain` × the pelvis pitch
   error (to `trunk_pitch`) minus `trunk_damping` × the pitch rate, its adduction the same for roll (to level),
   and its rotation turns the pelvis about the planted thigh towards the heading (`yaw_gain`, `trunk_damping`);
