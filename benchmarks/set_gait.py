@@ -42,11 +42,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--gait", required=True, help="the gait file to start from")
     parser.add_argument("--set", nargs="+", required=True, metavar="NAME=VALUE", help="parameters to set")
-    parser.add_argument("--for-terrain", default=None, help=f"one of {', '.join(TERRAINS)}: a start there only")
+    parser.add_argument("--for-terrain", default=None, choices=list(TERRAINS), help="a start on that ground only")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    if args.for_terrain is not None and args.for_terrain not in TERRAINS:
-        raise UserError(f"unknown terrain {args.for_terrain!r}; choose from {', '.join(TERRAINS)}")
     base = Policy.load(args.gait)
     controller = make_controller(base.controller, compile_scene(Scene(base.body)))
     policy = Policy(base.controller, base.body, {**base.params, **parse_values(args.set)})

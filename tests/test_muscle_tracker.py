@@ -21,6 +21,8 @@ from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
 from rewardloop.sim.terrain import STAIRS_START, Terrain
 
 GAITS = Path(__file__).parents[1] / "rewardloop" / "control" / "gaits"
+PLACEMENT = [PARAMETERS.index(name) for name in ("place_pos", "place_vel", "place_pos_lat", "place_vel_lat")]
+"""The foot placement gains' columns."""
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +175,7 @@ def world_placement(params: np.ndarray, sensed: np.ndarray, sensors: np.ndarray,
     pelvis heading `yaw` into x, y) late in the swing, with placement reckoned `steer` rad off that heading."""
     curves, heading = human_curves(), (np.cos(yaw), np.sin(yaw))
     still = params.copy()
-    still[[PARAMETERS.index(n) for n in ("place_pos", "place_vel", "place_pos_lat", "place_vel_lat")]] = 0.0
+    still[PLACEMENT] = 0.0
     aims = np.subtract(swing_aims(params, sensed, sensors, curves, 1, 0.9, *heading, steer),
                        swing_aims(still, sensed, sensors, curves, 1, 0.9, *heading, steer))
     return aims[0] * np.array(heading) + aims[1] * np.array([-heading[1], heading[0]])
@@ -185,8 +187,7 @@ def test_path_steer_places_the_feet_by_the_wanted_heading_not_the_pelvis(yaw):
     # the swing foot goes to the same place in the world however the pelvis is turned; reckoned in the pelvis's
     # heading it does not.
     params = PARAMETERS.default.copy()
-    params[[PARAMETERS.index(n) for n in ("place_pos", "place_vel", "place_pos_lat", "place_vel_lat")]] = (
-        0.3, 0.2, 0.5, 0.4)
+    params[PLACEMENT] = (0.3, 0.2, 0.5, 0.4)
     sensed = np.zeros(40)
     sensed[9:12], sensed[12:15] = (0.3, 0.1, 0.9), (1.2, 0.4, 0.0)  # com_pos, com_vel
     sensed[21:24], sensed[24:27] = (0.1, -0.1, 0.0), (0.3, -0.1, 0.0)  # right heel, right toe (the stance foot)

@@ -678,7 +678,7 @@ def test_a_slow_walk_starts_the_muscle_legs_from_their_slow_gait():
     and the one a slow walk at 0.6 m/s picks; the canonical walk picks the main gait (no generations: the gaits as
     they are)."""
     on_flat = shipped_gaits("myolegs", "flat")
-    slow = Policy.from_dict(json.loads((GAITS / "myolegs-slow.json").read_text()))
+    slow = Policy.load(GAITS / "myolegs-slow.json")
     assert len(on_flat) == len(shipped_gaits("myolegs")) + 3 and slow in on_flat
     assert slow not in shipped_gaits("myolegs", "rough")
     scene = compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED))
