@@ -1,7 +1,7 @@
 """Write a gait file that is another gait with some parameters set by hand, and what it measures over 10 s.
 
     .venv/bin/python benchmarks/set_gait.py --gait rewardloop/control/gaits/myolegs.json \\
-        --set turn_rate=0.22 path_steer=0.15 --for-terrain flat --out rewardloop/control/gaits/myolegs-turn_left.json
+        --set turn_rate=0.18 path_steer=0.2 --for-terrain flat --out rewardloop/control/gaits/myolegs-turn_left.json
 
 The shipped turning gaits of the muscle legs are made this way: the main gait steered by its feet (`path_steer`) at
 a steady `turn_rate`, the settings picked from a grid by hand (README, **Heading control of the muscle tracker**).
