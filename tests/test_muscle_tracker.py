@@ -251,15 +251,23 @@ def test_the_shipped_stairs_gait_climbs_straight():
 
 def test_the_shipped_turning_gaits_turn_their_way():
     # gaits/myolegs-turn_left.json and -turn_right.json: the main gait steered by its feet at a steady turn_rate
-    # (benchmarks/set_gait.py); 10 s from the walking start on flat ground, each turns 60-120° its way, no fall.
+    # (benchmarks/set_gait.py); 10 s from the walking start on flat ground, each turns 60-120° its way without a
+    # fall in at least 4 of 5 motions: as set and 4 draws of ±1 % noise on its two steering parameters (a knife-edge
+    # setting fails on another CPU's arithmetic: the first left-turning setting fell on the next machine, and walks
+    # 1 of these 5 there, and turns 60-120° in none).
     scene = compile_scene(Scene("myolegs", start_speed=WALKING_START_SPEED))
     tracker = make_controller("muscle_tracker", scene)
-    gaits = {name: Policy.load(GAITS / f"myolegs-{name}.json") for name in ("turn_left", "turn_right")}
+    steering = [PARAMETERS.index("turn_rate"), PARAMETERS.index("path_steer")]
+    rows = []
+    for name in ("turn_left", "turn_right"):
+        vector = Policy.load(GAITS / f"myolegs-{name}.json").vector(tracker)
+        for draw in range(5):
+            row = vector.copy()
+            row[steering] *= 1 + (np.random.default_rng(draw).uniform(-0.01, 0.01, 2) if draw else 0.0)
+            rows.append(row)
     with Simulator(scene, nthread=2) as sim:
-        motion = run_controller(sim, tracker, np.stack([gait.vector(tracker) for gait in gaits.values()]),
-                                nstep=round(10.0 / scene.dt))
-    features = motion.features(scene)
-    metrics = batch_metrics(features)
-    assert not fall_mask(features).any()
-    assert 60 < np.degrees(metrics[0].heading_change) < 120
-    assert -120 < np.degrees(metrics[1].heading_change) < -60
+        features = run_controller(sim, tracker, np.stack(rows), nstep=round(10.0 / scene.dt)).features(scene)
+    walked = ~fall_mask(features).any(axis=1)
+    turned = np.degrees([m.heading_change for m in batch_metrics(features)]) * np.repeat([1.0, -1.0], 5)
+    turns = (walked & (turned > 60) & (turned < 120)).reshape(2, 5)
+    assert (turns.sum(axis=1) >= 4).all(), turned
