@@ -254,7 +254,7 @@ def test_the_shipped_turning_gaits_turn_their_way():
     # (benchmarks/set_gait.py); 10 s from the walking start on flat ground, each turns 60-120° its way without a
     # fall in at least 4 of 5 motions: as set and 4 draws of ±1 % noise on its two steering parameters (a knife-edge
     # setting fails on another CPU's arithmetic: the first left-turning setting fell on the next machine, and walks
-    # 1 of these 5 there, and turns 60-120° in none).
+    # 1 of these 5 there: this test fails with it).
     scene = compile_scene(Scene("myolegs", start_speed=WALKING_START_SPEED))
     tracker = make_controller("muscle_tracker", scene)
     steering = [PARAMETERS.index("turn_rate"), PARAMETERS.index("path_steer")]
