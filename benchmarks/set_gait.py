@@ -17,7 +17,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from find_gait import measure
+from find_gait import measure, named_numbers
 
 from rewardloop.control.controllers import make_controller
 from rewardloop.control.policy import Policy
@@ -30,11 +30,10 @@ def parse_values(items: list[str]) -> dict[str, float]:
     """['name=value', ...] -> {name: value}; a one-line UserError for anything else."""
     values = {}
     for item in items:
-        name, _, value = item.partition("=")
-        try:
-            values[name] = float(value)
-        except ValueError:
-            raise UserError(f"--set takes NAME=VALUE, got {item!r}") from None
+        name, numbers = named_numbers(item, "--set", "NAME=VALUE")
+        if len(numbers) != 1:
+            raise UserError(f"--set takes NAME=VALUE, got {item!r}")
+        values[name] = numbers[0]
     return values
 
 
