@@ -1,7 +1,7 @@
 """The muscle tracker: people's joint curves on a phase clock for the muscle legs, through muscle torques.
 
 Kernel calls on the walking start's state and short rollouts (0.1 s; 0.8 s up a slope; 3 s for the shipped gait, 5 s
-for the stairs gait, 10 s for the turning gaits)."""
+for the stairs gait and the straight-knee gait beside the main one, 10 s for the turning gaits)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from rewardloop.control.controllers import Carry, make_controller, run_controlle
 from rewardloop.control.gait_tracker import SLOPE, STANCE, human_curves, swing_aims
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.metrics import batch_metrics, fall_mask
-from rewardloop.control.muscle_tracker import AN, FOOT_KP, HF, JOINTS, KN, PARAMETERS, _targets_kernel
+from rewardloop.control.muscle_tracker import AN, FOOT_KP, HA, HF, JOINTS, KN, PARAMETERS, _targets_kernel
 from rewardloop.control.policy import Policy, shipped_gait
+from rewardloop.critic.gait import analyze_gait
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
 from rewardloop.sim.terrain import STAIRS_START, Terrain
@@ -89,6 +90,74 @@ def test_lift_bends_the_swing_knee_at_mid_swing(legs):
     stiffness = PARAMETERS.default[PARAMETERS.index("swing_stiffness")]
     assert legs[1].joints[0, KN, 2] * (out[1, swing] - out[0, swing]) == pytest.approx(0.2 * stiffness)
     assert out[1, stance] == out[0, stance]
+
+
+@pytest.mark.parametrize("name", ["vault", "circumduct", "hike"])
+def test_clearance_for_a_straighter_swing_knee_moves_its_joints_at_mid_swing(legs, name):
+    # Right leg in stance halfway through its step: the left leg is at 75 % of its cycle, where the clearance
+    # terms peak. vault 0.1 plantarflexes the stance (right) ankle by 0.1 × stance_stiffness, circumduct 0.1
+    # abducts the swing (left) hip by 0.1 × swing_stiffness, hike 0.1 makes the stance hip hold the pelvis with
+    # its left side 0.1 rad up (the right hip's adduction target: 0.1 × trunk_gain × stance_stiffness); nothing
+    # else moves.
+    p = PARAMETERS.named(PARAMETERS.default)
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[1, PARAMETERS.index(name)] = 0.1
+    out = targets(legs, params, np.array([[1.0, p["step_time"] / 2, 0.0, 0.0, 0.0]] * 2))
+    moved = {"vault": {(1, AN): -0.1 * p["stance_stiffness"]},
+             "circumduct": {(0, HA): -0.1 * p["swing_stiffness"]},
+             "hike": {(1, HA): -0.1 * p["trunk_gain"] * p["stance_stiffness"]}}[name]
+    joints = legs[1].joints
+    for side in range(2):
+        for joint in range(len(JOINTS)):
+            column, sign = int(joints[side, joint, 3]), joints[side, joint, 2]
+            assert sign * (out[1, column] - out[0, column]) == pytest.approx(moved.get((side, joint), 0.0))
+
+
+def test_knee_max_caps_the_swing_knees_aim(legs):
+    # Right leg in stance halfway through its step: the left knee aims near people's swing peak (about 1 rad);
+    # with knee_max 0.3 it aims at 0.3 rad, so its target is its angle + swing_stiffness × (0.3 − angle).
+    scene, tracker = legs
+    p = PARAMETERS.named(PARAMETERS.default)
+    params = PARAMETERS.default[None].copy()
+    memory = np.array([[1.0, p["step_time"] / 2, 0.0, 0.0, 0.0]])
+    free = targets(legs, params, memory)
+    params[0, PARAMETERS.index("knee_max")] = 0.3
+    capped = targets(legs, params, memory)
+    qpos, _, sign, column = tracker.joints[0, KN]
+    angle = sign * scene.initial_state[1 + int(qpos)]
+    assert sign * free[0, int(column)] > angle + p["swing_stiffness"] * (0.8 - angle)
+    assert sign * capped[0, int(column)] == pytest.approx(angle + p["swing_stiffness"] * (0.3 - angle))
+
+
+def test_each_hip_flexion_gets_its_legs_damping(legs):
+    # damping everywhere, scaled by stance_hip_damping on the stance leg's hip flexion and by swing_hip_damping on
+    # the swing leg's, whichever leg stands (memory's stance column).
+    tracker = legs[1]
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[:, [PARAMETERS.index(n) for n in ("damping", "stance_hip_damping", "swing_hip_damping")]] = 0.2, 0.5, 1.5
+    damping = tracker.damping(params, np.array([[0.0] * 5, [1.0] + [0.0] * 4]))
+    hip = [int(c) for c in tracker.joints[:, HF, 3]]
+    for stance in range(2):
+        assert damping[stance, hip[stance]] == pytest.approx(0.1)
+        assert damping[stance, hip[1 - stance]] == pytest.approx(0.3)
+        others = np.delete(damping[stance], hip)
+        assert np.all(others == 0.2)
+
+
+def test_the_stance_hips_damping_is_reckoned_from_stance_hip_rate(legs):
+    # At rest, with stance_hip_rate 1.5 rad/s, the stance hip's damping acts on a flexion rate of +1.5 rad/s: its
+    # rate is reckoned from an extension at 1.5 rad/s. Every other joint's acts on its own rate (0).
+    scene, tracker = legs
+    params = PARAMETERS.default[None].copy()
+    params[0, PARAMETERS.index("stance_hip_rate")] = 1.5
+    state = scene.initial_state[None].copy()
+    state[0, tracker.rate_index] = 0.0
+    for stance in range(2):
+        memory = np.array([[float(stance)] + [0.0] * 4])
+        rate = tracker.damped_rate(state, params, memory)[0]
+        column, sign = int(tracker.joints[stance, HF, 3]), tracker.joints[stance, HF, 2]
+        assert sign * rate[column] == pytest.approx(1.5)
+        assert np.all(np.delete(rate, column) == 0.0)
 
 
 @pytest.mark.parametrize("name", ["slope_hip", "slope_trunk", "slope_ankle"])
@@ -232,6 +301,20 @@ def test_the_shipped_gait_walks_from_the_walking_start(legs):
         motion = run_controller(sim, tracker, gait.vector(tracker)[None], nstep=round(3.0 / scene.dt))
     features = motion.features(scene)
     assert not fall_mask(features).any() and batch_metrics(features)[0].distance > 2.5
+
+
+def test_the_shipped_straight_knee_gait_swings_its_knee_less_than_the_main_gait(legs):
+    # 5 s from the walking start on flat ground, side by side: both walk without a fall, and the straight-knee
+    # gait's swing knee peaks at least 5° below the main gait's (about 47° against 58° over 10 s).
+    scene, tracker = legs
+    gaits = [shipped_gait("myolegs"), Policy.load(GAITS / "myolegs-straight_knees.json")]
+    with Simulator(scene, nthread=1) as sim:
+        motion = run_controller(sim, tracker, np.stack([g.vector(tracker) for g in gaits]),
+                                nstep=round(5.0 / scene.dt))
+    features = motion.features(scene)
+    assert not fall_mask(features).any()
+    main, straight = analyze_gait(features).measures.peak_knee_swing
+    assert straight < main - 5.0
 
 
 def test_the_shipped_stairs_gait_climbs_straight():

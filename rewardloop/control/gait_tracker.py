@@ -239,6 +239,12 @@ def swing_aims(p: np.ndarray, s: np.ndarray, sensors: np.ndarray, curves: np.nda
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def mid_swing(phase: float) -> float:
+    """0 to 1 and back over a leg's swing at its `phase`: sin² from 50 % to 100 % of the cycle, 1 at 75 %."""
+    return math.sin(2.0 * math.pi * (phase - 0.5)) ** 2 if phase > 0.5 else 0.0
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def swing_lift(memory: np.ndarray, p: np.ndarray, lift: float, trip_lift: float, seen: float, touching: bool,
                phase: float, stepped: bool, reach_ok: bool) -> float:
     """Knee flexion (rad) added to the swing leg's curve at its `phase`: `lift` over mid-swing (sin² from 50 % to
@@ -250,7 +256,7 @@ def swing_lift(memory: np.ndarray, p: np.ndarray, lift: float, trip_lift: float,
         memory[TRIPPED] = 0.0
     if touching and (0.55 < phase < 0.5 + 0.5 * p[TOUCH_MIN] or not reach_ok):
         memory[TRIPPED] = 1.0
-    bump = math.sin(2.0 * math.pi * (phase - 0.5)) ** 2 if phase > 0.5 else 0.0
+    bump = mid_swing(phase)
     fade = min(1.0, 4.0 * (1.0 - phase)) if phase > 0.5 else 0.0
     return lift * bump + (trip_lift * memory[TRIPPED] + seen) * fade
 

@@ -21,8 +21,15 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   of the swing toe on its knee (`look_lift`) and thigh (`look_hip`), and the rise of the stance foot's ground over
   the swing foot's on the stance knee (`look_push`); its landing on higher ground (`look_land`); and the knee's
   bend onto a step and through the stance on it (`stair_knee`);
+- clearance for a straighter swing knee (since 2026-11-27; 0 by default), each over the swing leg's mid-swing (sin²,
+  peak at 75 % of its cycle, `gait_tracker.mid_swing`): the stance ankle plantarflexed (`vault`, rising on the toes),
+  the swing hip abducted (`circumduct`) and the pelvis held with the swing side up (`hike`), as people walking with
+  a stiff knee clear the foot; and `knee_max`, a cap on either knee's aim;
 - torque = kp × (target − angle) − `damping` × kp × rate, with kp `hip_kp`, `knee_kp`, `ankle_kp` (FOOT_KP on the
-  subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk.
+  subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk; the
+  hips' flexion damping scaled per leg (`stance_hip_damping`, `swing_hip_damping`) and the stance hip's reckoned
+  from an extension at `stance_hip_rate` (1, 1 and 0 by default, as before 2026-11-27: there the stance hip's
+  damping brakes the body's passing over the foot, about 110 N·m of flexion in the main gait's stance).
 The clock, phases and heading (`turn_rate`) are the humanoid tracker's. Our own code; anchors: Coros, Beaudoin and
 van de Panne (2010) for targets over a phase with feedback, SIMBICON (Yin et al. 2007) for the stance hip's torque.
 Until 2026-11-24 the targets went to the MPC² posture controller (`muscles.MuscleController`, force from each
@@ -54,6 +61,7 @@ from rewardloop.control.gait_tracker import (
     human_curves,
     landing_reach,
     landing_waiver,
+    mid_swing,
     rise_ahead,
     stair_bend,
     step_clock,
@@ -94,13 +102,28 @@ PARAMETERS = ParameterSpace((
     *REACTIONS,
     P("path_steer", 0.0, 1.5, 0.0, "rad/rad", "foot placement reckoned in the heading turned this much of the way "
       "to the wanted heading: 1 stops the centre of mass drifting off the wanted heading, 0 off the pelvis's"),
+    P("stance_hip_damping", 0.0, 1.5, 1.0, "-", "the stance hip flexion's damping, per unit of `damping`: below 1 it "
+      "brakes less the hip's extension as the body passes over the foot"),
+    P("swing_hip_damping", 0.0, 1.5, 1.0, "-", "the swing hip flexion's damping, per unit of `damping`: below 1 it "
+      "brakes less the thigh's swing forward"),
+    P("stance_hip_rate", 0.0, 3.0, 0.0, "rad/s", "the stance hip's extension rate its damping is reckoned from: "
+      "at 0 it brakes the body's passing over the foot in proportion to its speed"),
+    P("vault", 0.0, 0.5, 0.0, "rad", "stance ankle plantarflexion added over the other leg's mid-swing: clearance "
+      "for a straighter swing knee by rising on the toes"),
+    P("circumduct", 0.0, 0.3, 0.0, "rad", "swing hip abduction added over mid-swing: clearance for a straighter "
+      "swing knee by swinging the foot out"),
+    P("hike", 0.0, 0.2, 0.0, "rad", "pelvis roll the stance hip lifts the swing side by over mid-swing: clearance "
+      "for a straighter swing knee by hitching the hip"),
+    P("knee_max", 0.3, 2.0, 2.0, "rad", "the most knee flexion either knee aims at: a cap on the swing knee's bend "
+      "(people's peaks near 1.05 rad)"),
 ))
 """The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), balance and
 stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24). The defaults walk a
 few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
  TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
- LOOK_LAND, LAND_AHEAD, STAIR_KNEE, PATH_STEER) = range(len(GAIT), PARAMETERS.size)
+ LOOK_LAND, LAND_AHEAD, STAIR_KNEE, PATH_STEER, STANCE_HIP_DAMPING, SWING_HIP_DAMPING,
+ STANCE_HIP_RATE, VAULT, CIRCUMDUCT, HIKE, KNEE_MAX) = range(len(GAIT), PARAMETERS.size)
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -140,8 +163,28 @@ class MuscleTracker:
         _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.ground, self.joints,
                         self.sensors, self.yaw_sign, self.interval, targets)
         kp = self.stiffness(params)
-        torque = kp * (targets - state[:, self.angle_index]) - params[:, DAMPING, None] * kp * state[:, self.rate_index]
+        torque = (kp * (targets - state[:, self.angle_index])
+                  - self.damping(params, memory) * kp * self.damped_rate(state, params, memory))
         return np.repeat(self.muscles(state, torque)[:, None], self.chunk, axis=1)
+
+    def damping(self, params: np.ndarray, memory: np.ndarray) -> np.ndarray:
+        """[B, P] params, [B, 5] memory -> [B, J] each posture joint's damping (s): `damping`, scaled on the hip
+        flexion of the stance leg (memory's stance column) and of the swing leg."""
+        damping = np.repeat(params[:, DAMPING, None], len(self.neutral), axis=1)
+        stance = memory[:, STANCE].astype(np.int64)
+        rows = np.arange(len(params))
+        hip = self.joints[:, HF, 3].astype(np.int64)  # [2] each side's hip flexion column
+        damping[rows, hip[stance]] *= params[:, STANCE_HIP_DAMPING]
+        damping[rows, hip[1 - stance]] *= params[:, SWING_HIP_DAMPING]
+        return damping
+
+    def damped_rate(self, state: np.ndarray, params: np.ndarray, memory: np.ndarray) -> np.ndarray:
+        """[B, nstate] state, [B, P] params, [B, 5] memory -> [B, J] the rates the damping acts on (MJCF, rad/s):
+        each posture joint's, the stance hip flexion's reckoned from an extension at `stance_hip_rate`."""
+        rate = state[:, self.rate_index].copy()
+        hip = self.joints[memory[:, STANCE].astype(np.int64), HF]  # [B, 4] the stance hip flexion's addresses...
+        rate[np.arange(len(rate)), hip[:, 3].astype(np.int64)] += hip[:, 2] * params[:, STANCE_HIP_RATE]
+        return rate
 
     def stiffness(self, params: np.ndarray) -> np.ndarray:
         """[B, P] params -> [B, J] each posture joint's kp (N·m/rad)."""
@@ -194,15 +237,19 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy,
                                     p[PATH_STEER] * heading_error)
         aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + pitch
-        aim[swing, HA] = outward * (roll - lateral)
+        clearing = mid_swing(phase[swing])
+        aim[swing, HA] = outward * (roll - lateral - p[CIRCUMDUCT] * clearing)
         aim[swing, HR] = 0.0
         trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope
         aim[stance, HF] = angle[stance, HF] + p[TRUNK_GAIN] * (trunk_target - pitch) - p[TRUNK_DAMPING] * pitch_rate
-        aim[stance, HA] = angle[stance, HA] - outward * (p[TRUNK_GAIN] * (0.0 - roll) - p[TRUNK_DAMPING] * roll_rate)
+        hiked = outward * p[HIKE] * clearing  # roll (+ left side up) that lifts the swing side
+        aim[stance, HA] = angle[stance, HA] - outward * (p[TRUNK_GAIN] * (hiked - roll) - p[TRUNK_DAMPING] * roll_rate)
+        aim[stance, AN] -= p[VAULT] * clearing
         # the pelvis turning left about the planted thigh moves the hip rotation by -yaw_sign per rad
         aim[stance, HR] = angle[stance, HR] - yaw_sign[stance] * (p[YAW_GAIN] * heading_error
                                                                   - p[TRUNK_DAMPING] * yaw_rate)
         for side in range(2):
+            aim[side, KN] = min(aim[side, KN], p[KNEE_MAX])
             stiffness = p[STANCE_STIFFNESS] if side == stance else p[SWING_STIFFNESS]
             for j in range(5):
                 wanted = angle[side, j] + stiffness * (aim[side, j] - angle[side, j])

@@ -92,8 +92,8 @@ def foot_clearance(f):
 
 _STRAIGHT_KNEES = '''
 def straight_knees(f):
-    """-mean squared knee flexion (rad²) while the foot is on the ground."""
-    return lib.knee_extension(f, stance_only=True)
+    """-mean squared knee flexion (rad²) over the whole stride: straight in stance and in swing."""
+    return lib.knee_extension(f)
 '''
 
 _TURN = '''
@@ -166,7 +166,7 @@ CANONICAL: dict[str, str] = {
     "turn_left": _program(_BODY_TERMS + _TURN,
                           {**_BASE, "turning": 2.0, "speed": 1.0}),
     "walk_straight_knees": _program(_WALK_TERMS + _HEADING + _STRAIGHT_KNEES,
-                                    {**_WALK_WEIGHTS, "face": 1.0, "straight_knees": 1.0}),
+                                    {**_WALK_WEIGHTS, "face": 1.0, "straight_knees": 5.0}),
     "walk_injured": _program(_WALK_TERMS + _HEADING + _SYMMETRY,
                              {**_WALK_WEIGHTS, "speed": 0.8, "face": 1.0, "symmetry": 0.5}),
     "turn_right": _program(_BODY_TERMS + _TURN_RIGHT, {**_BASE, "turning": 2.0, "speed": 1.0}),
