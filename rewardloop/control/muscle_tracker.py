@@ -118,8 +118,9 @@ PARAMETERS = ParameterSpace((
       "(people's peaks near 1.05 rad)"),
 ))
 """The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), balance and
-stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24). The defaults walk a
-few steps at most; they are where gait searches from 'default' begin."""
+stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24), `path_steer`, and since
+2026-11-27 the hips' damping per leg and the clearance for a straighter swing knee (their defaults change nothing).
+The defaults walk a few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
  TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
  LOOK_LAND, LAND_AHEAD, STAIR_KNEE, PATH_STEER, STANCE_HIP_DAMPING, SWING_HIP_DAMPING,
@@ -182,7 +183,7 @@ class MuscleTracker:
         """[B, nstate] state, [B, P] params, [B, 5] memory -> [B, J] the rates the damping acts on (MJCF, rad/s):
         each posture joint's, the stance hip flexion's reckoned from an extension at `stance_hip_rate`."""
         rate = state[:, self.rate_index].copy()
-        hip = self.joints[memory[:, STANCE].astype(np.int64), HF]  # [B, 4] the stance hip flexion's addresses...
+        hip = self.joints[memory[:, STANCE].astype(np.int64), HF]  # [B, 4] stance hip flexion: qpos, dof, sign, column
         rate[np.arange(len(rate)), hip[:, 3].astype(np.int64)] += hip[:, 2] * params[:, STANCE_HIP_RATE]
         return rate
 
