@@ -45,11 +45,12 @@ from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import met
 from rewardloop.errors import UserError, run_script, unknown_name
 from rewardloop.reward.base import RewardFunction
-from rewardloop.reward.canonical import CANONICAL
+from rewardloop.reward.canonical import CANONICAL, canonical
 from rewardloop.reward.program import RewardProgram
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, CompiledScene, Scene, compile_scene, random_physics
 from rewardloop.sim.terrain import Terrain
+from rewardloop.spec import PACES
 from rewardloop.tasks import INJURIES
 
 
@@ -78,7 +79,7 @@ _TURN_90 = CANONICAL["walk"].replace('''def face(f):
 ROWS: dict[str, tuple[str, Terrain]] = {
     "walk": (CANONICAL["walk"], Terrain("flat")),
     "slow 0.6 m/s": (_with_speed("0.6"), Terrain("flat")),
-    "fast": (_with_speed("2.0 * f.standing_height"), Terrain("flat")),
+    "fast": (canonical("walk", speed=PACES["fast"]).source, Terrain("flat")),
     "straight knees": (CANONICAL["walk_straight_knees"], Terrain("flat")),
     "turn left 90°": (_TURN_90, Terrain("flat")),
     "rough": (CANONICAL["walk_rough"], Terrain("rough")),
@@ -86,7 +87,9 @@ ROWS: dict[str, tuple[str, Terrain]] = {
     "stairs": (CANONICAL["walk_stairs"], Terrain("stairs")),
     "injured": (CANONICAL["walk_injured"], Terrain("flat")),
 }
-"""Row name -> (reward program, ground); the `injured` row weakens the body as the walk-injured task does."""
+"""Row name -> (reward program, ground); the `injured` row weakens the body as the walk-injured task does; the `fast`
+row is the canonical program a user's "walk fast" starts from (the walk with its speed ramp topped at the fast pace,
+1.8 m/s; until November 27 2026, when a pace in words set no reward target, 2.0 × standing height without the ramp)."""
 
 
 def measure(scene: CompiledScene, trajectory: Trajectory) -> dict[str, float | bool | None]:

@@ -43,7 +43,7 @@ from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import HumanLikeTargets, met, shortfall
 from rewardloop.errors import UserError, run_script, unknown_name
 from rewardloop.reward.base import RewardEval
-from rewardloop.reward.canonical import CANONICAL
+from rewardloop.reward.canonical import CANONICAL, with_top_speed
 from rewardloop.reward.program import RewardProgram
 from rewardloop.sim.features import Features
 from rewardloop.sim.rollout import Simulator
@@ -85,14 +85,20 @@ def flat_foot(f):
 """Added with --flat-foot W > 0 (weight W): a stance on the toes (the heel up) costs W per metre of heel height."""
 
 
-def objective_source(speed: float, flat_foot: float, reward: str | None = None) -> str:
+def objective_source(speed: float, flat_foot: float, reward: str | None = None,
+                     reward_speed: float | None = None) -> str:
     """The reward program's source for a target speed and flat-foot weight; with `reward`, that canonical reward
-    program (e.g. walk) stands in for the built-in walking part, and `speed` does not apply."""
+    program (e.g. walk) stands in for the built-in walking part, and `speed` does not apply: `reward_speed` (m/s)
+    sets the top of its speed ramp instead, as a task's speed does (`canonical.with_top_speed`)."""
     if reward is not None and reward not in CANONICAL:
         raise unknown_name("canonical reward", reward, CANONICAL)
     if reward is not None and flat_foot > 0:
         raise UserError("--flat-foot adds a term to the built-in objective; it does not go with --reward")
+    if reward is None and reward_speed is not None:
+        raise UserError("--reward-speed sets the speed of a --reward program; the built-in objective takes --speed")
     source = OBJECTIVE.replace("TARGET_SPEED", repr(speed)) if reward is None else CANONICAL[reward]
+    if reward_speed is not None:
+        source = with_top_speed(source, repr(reward_speed))
     if flat_foot <= 0:
         return source
     source = source.replace('"fallen": 1.0}', f'"fallen": 1.0, "flat_foot": {flat_foot!r}}}')
@@ -133,6 +139,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="a canonical reward program (e.g. walk) as the walking part of the objective instead of "
                              "the built-in one (--speed then does not apply): polishes a gait where the loop's "
                              "per-candidate search under that reward would move it")
+    parser.add_argument("--reward-speed", type=float, default=None, metavar="M_PER_S",
+                        help="the top of the --reward program's speed ramp (m/s), as a task's speed sets it: e.g. "
+                             "--reward walk --reward-speed 1.93 for the benchmark's fast walk")
     parser.add_argument("--human-weight", type=float, default=0.3, help="weight of the human-gait term")
     parser.add_argument("--human-on-flat", action="store_true",
                         help="the human-gait term on trials on flat ground only (uneven grounds score the walk)")
@@ -348,7 +357,8 @@ def measure(controller_kind: str, body: str, vector: np.ndarray) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    source = objective_source(args.speed, args.flat_foot, args.reward)  # a bad --reward fails before any work
+    # a bad --reward fails before any work
+    source = objective_source(args.speed, args.flat_foot, args.reward, args.reward_speed)
     scene = compile_scene(Scene(args.body, ground(args.terrain, "--terrain"), start_speed=WALKING_START_SPEED))
     kind = args.controller or starting_kind(args) or controller_for(scene)
     if kind is None:
@@ -396,6 +406,7 @@ def main(argv: list[str] | None = None) -> None:
     measured = measure(kind, args.body, best)
     found_by = {"script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
                 "objective": source.strip(), "target_speed": None if args.reward else args.speed, "reward": args.reward,
+                "reward_speed": args.reward_speed,
                 "human_weight": args.human_weight,
                 "human_on_flat": args.human_on_flat,
                 "human_targets": dataclasses.asdict(targets),

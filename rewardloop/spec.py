@@ -20,8 +20,10 @@ from rewardloop.errors import UserError
 DIRECTIONS = ("forward", "backward", "none")
 """Ways to travel: along the start heading, against it, or not at all."""
 TURNS = ("left", "right")
-PACES: dict[str, float] = {"slow": 0.4, "fast": 1.2, "run": 2.0}
-"""Words for a pace without a number, and the speed each stands for (m/s)."""
+PACES: dict[str, float] = {"slow": 0.4, "fast": 1.8, "run": 2.0}
+"""Words for a pace without a number, and the speed each stands for (m/s): a fast walk is people's brisk one, well
+above their free speed (about 1.25-1.4 m/s; until 2026-11-27 'fast' stood for 1.2 m/s, slower than a plain walk's
+canonical target)."""
 TERRAINS = ("stairs", "rough", "slope")
 """Grounds a description can name, in the order they are looked for."""
 POSTURE = ("upright", "straight_knees", "high_steps", "straight_line", "efficient", "symmetric")

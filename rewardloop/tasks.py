@@ -108,13 +108,21 @@ class Task:
 
     def canonical_program(self) -> RewardProgram | None:
         """The canonical reward the task starts from (None without one); a canonical walk for a stated forward
-        speed targets that speed."""
+        speed targets that speed, and for a pace in words ("walk fast") that pace's speed (`spec.PACES`)."""
         from rewardloop.reward.canonical import SPEED_CANONICALS, canonical
 
         if self.canonical is None:
             return None
-        forward = self.metric == "speed" and self.target is not None and self.target > 0
-        return canonical(self.canonical, speed=self.target if forward and self.canonical in SPEED_CANONICALS else None)
+        return canonical(self.canonical, speed=self.forward_speed if self.canonical in SPEED_CANONICALS else None)
+
+    @property
+    def forward_speed(self) -> float | None:
+        """The forward speed the task asks for (m/s): a stated one (the task's target), else its pace's in words;
+        None for neither, or for a task that does not walk forward."""
+        if self.metric == "speed" and self.target is not None:
+            return self.target if self.target > 0 else None
+        spec = self.understood
+        return spec.pace_mps if spec.direction == "forward" and spec.turn is None else None
 
     @property
     def score_name(self) -> str:

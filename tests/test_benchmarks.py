@@ -196,8 +196,12 @@ def test_find_gait_bad_target_is_one_line_and_exit_code_2(tmp_path):
 def test_bench_gait_rows_set_the_speed_target_in_both_the_speed_and_the_balance_terms(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from bench_gait import ROWS
-    for row, target in (("slow 0.6 m/s", "0.6"), ("fast", "2.0 * f.standing_height")):
-        assert "start + 0.6 * f.time" not in ROWS[row][0] and ROWS[row][0].count(f"target = {target}\n") == 2
+
+    from rewardloop.tasks import task_from_description
+    slow = ROWS["slow 0.6 m/s"][0]
+    assert "start + 0.6 * f.time" not in slow and slow.count("target = 0.6\n") == 2
+    fast = task_from_description("walk fast", "myolegs").canonical_program()  # what a user's "walk fast" gets
+    assert fast is not None and ROWS["fast"][0] == fast.source and fast.source.count("np.minimum(1.8, start") == 2
     turn = ROWS["turn left 90°"][0]
     assert "f.forward_vel - np.minimum(target, 0.8)" in turn and "speed=np.minimum(target, 0.8))" in turn
 
@@ -212,6 +216,10 @@ def test_find_gait_reward_puts_a_canonical_reward_in_place_of_its_walking_object
     assert objective_source(1.3, 0.0) == OBJECTIVE.replace("TARGET_SPEED", "1.3")
     with pytest.raises(UserError, match="does not go with --reward"):
         objective_source(1.3, 0.5, "walk")
+    fast = objective_source(1.3, 0.0, "walk", 1.8)  # --reward-speed: the top of the canonical walk's speed ramp
+    assert "np.minimum(1.8, start + 0.6 * f.time)" in fast and "1.5 * f.standing_height" not in fast
+    with pytest.raises(UserError, match="built-in objective takes --speed"):
+        objective_source(1.3, 0.0, None, 1.8)
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--reward", "wlak",
                              "--out", str(tmp_path / "gait.json")], timeout=120, capture_output=True, text=True)
     assert result.returncode == 2 and not (tmp_path / "gait.json").exists()

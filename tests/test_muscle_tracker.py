@@ -1,7 +1,7 @@
 """The muscle tracker: people's joint curves on a phase clock for the muscle legs, through muscle torques.
 
 Kernel calls on the walking start's state and short rollouts (0.1 s; 0.8 s up a slope; 3 s for the shipped gait, 5 s
-for the stairs gait and the straight-knee gait beside the main one, 10 s for the turning gaits)."""
+for the stairs gait, and the straight-knee and fast gaits beside the main one, 10 s for the turning gaits)."""
 
 from __future__ import annotations
 
@@ -111,6 +111,25 @@ def test_clearance_for_a_straighter_swing_knee_moves_its_joints_at_mid_swing(leg
         for joint in range(len(JOINTS)):
             column, sign = int(joints[side, joint, 3]), joints[side, joint, 2]
             assert sign * (out[1, column] - out[0, column]) == pytest.approx(moved.get((side, joint), 0.0))
+
+
+@pytest.mark.parametrize(("progress", "side", "bump"), [(0.05, 0, 1.0), (0.9, 1, np.sin(0.2 * np.pi) ** 2)])
+def test_push_off_plantarflexes_the_ankle_at_the_end_of_its_stance(legs, progress, side, bump):
+    # Right leg in stance, `progress` of the way through its step. At 5 % the left (swing) leg is at 52.5 % of its
+    # cycle, where push_off peaks: its ankle target plantarflexes push_off × swing_stiffness. At 90 % the right
+    # (stance) leg is at 45 % of its cycle, a fifth of the way into the push (sin² of 0.2π): its ankle plantarflexes
+    # that much × stance_stiffness. Nothing else moves.
+    p = PARAMETERS.named(PARAMETERS.default)
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[1, PARAMETERS.index("push_off")] = 0.1
+    out = targets(legs, params, np.array([[1.0, progress * p["step_time"], 0.0, 0.0, 0.0]] * 2))
+    stiffness = p["swing_stiffness"] if side == 0 else p["stance_stiffness"]
+    joints = legs[1].joints
+    for leg in range(2):
+        for joint in range(len(JOINTS)):
+            column, sign = int(joints[leg, joint, 3]), joints[leg, joint, 2]
+            expected = -0.1 * bump * stiffness if (leg, joint) == (side, AN) else 0.0
+            assert sign * (out[1, column] - out[0, column]) == pytest.approx(expected)
 
 
 def test_knee_max_caps_the_swing_knees_aim(legs):
@@ -303,18 +322,32 @@ def test_the_shipped_gait_walks_from_the_walking_start(legs):
     assert not fall_mask(features).any() and batch_metrics(features)[0].distance > 2.5
 
 
-def test_the_shipped_straight_knee_gait_swings_its_knee_less_than_the_main_gait(legs):
-    # 5 s from the walking start on flat ground, side by side: both walk without a fall, and the straight-knee
-    # gait's swing knee peaks at least 5° below the main gait's (about 47° against 58° over 10 s).
+@pytest.fixture(scope="module")
+def beside_the_main_gait(legs):
+    """[3, T] features of 5 s from the walking start on flat ground, side by side: the main gait, the straight-knee
+    gait and the fast gait as shipped."""
     scene, tracker = legs
-    gaits = [shipped_gait("myolegs"), Policy.load(GAITS / "myolegs-straight_knees.json")]
+    gaits = [shipped_gait("myolegs"), *(Policy.load(GAITS / f"myolegs-{name}.json") for name in ("straight_knees",
+                                                                                                  "fast"))]
     with Simulator(scene, nthread=1) as sim:
         motion = run_controller(sim, tracker, np.stack([g.vector(tracker) for g in gaits]),
                                 nstep=round(5.0 / scene.dt))
-    features = motion.features(scene)
-    assert not fall_mask(features).any()
-    main, straight = analyze_gait(features).measures.peak_knee_swing
+    return motion.features(scene)
+
+
+def test_the_shipped_straight_knee_gait_swings_its_knee_less_than_the_main_gait(beside_the_main_gait):
+    # Both walk without a fall, and the straight-knee gait's swing knee peaks at least 5° below the main gait's
+    # (about 47° against 58° over 10 s).
+    assert not fall_mask(beside_the_main_gait).any()
+    main, straight, _ = analyze_gait(beside_the_main_gait).measures.peak_knee_swing
     assert straight < main - 5.0
+
+
+def test_the_shipped_fast_gait_outwalks_the_main_gait(beside_the_main_gait):
+    # Both walk without a fall, and the fast gait goes at least 0.8 m farther (about 15 m against 12.3 m over 10 s).
+    assert not fall_mask(beside_the_main_gait).any()
+    main, _, fast = (metrics.distance for metrics in batch_metrics(beside_the_main_gait))
+    assert fast > main + 0.8
 
 
 def test_the_shipped_stairs_gait_climbs_straight():

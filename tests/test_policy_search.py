@@ -674,12 +674,12 @@ def test_the_reward_picks_the_shipped_gait(humanoid_walking, speed, kept):
 
 
 def test_a_slow_walk_starts_the_muscle_legs_from_their_slow_gait():
-    """myolegs-slow.json (0.6 m/s, "for_terrain": "flat") is a start on flat ground only, as are the turning gaits
-    and the straight-knee gait, and the one a slow walk at 0.6 m/s picks; the canonical walk picks the main gait (no
-    generations: the gaits as they are)."""
+    """myolegs-slow.json (0.6 m/s, "for_terrain": "flat") is a start on flat ground only, as are the turning gaits,
+    the straight-knee gait and the fast gait, and the one a slow walk at 0.6 m/s picks; the canonical walk picks the
+    main gait (no generations: the gaits as they are)."""
     on_flat = shipped_gaits("myolegs", "flat")
     slow = Policy.load(GAITS / "myolegs-slow.json")
-    assert len(on_flat) == len(shipped_gaits("myolegs")) + 4 and slow in on_flat
+    assert len(on_flat) == len(shipped_gaits("myolegs")) + 5 and slow in on_flat
     assert slow not in shipped_gaits("myolegs", "rough")
     scene = compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED))
     config = OptimizerConfig(kind="search", duration_s=3.0, nthread=2,

@@ -88,3 +88,12 @@ def test_a_stated_forward_speed_sets_the_canonical_walks_target_speed():
     assert set(SPEED_CANONICALS) >= {"walk", "walk_rough", "walk_injured"} and "turn_left" not in SPEED_CANONICALS
     with pytest.raises(UserError, match="no canonical speed ramp"):
         canonical("turn_left", speed=0.5)
+
+
+@pytest.mark.parametrize(("text", "speed"), [("walk fast", 1.8), ("walk forward slowly", 0.4), ("walk briskly", 1.8)])
+def test_a_pace_in_words_sets_the_canonical_walks_target_speed(text, speed):
+    # "walk fast" aims at people's brisk walk, not at the plain canonical walk's target (which "walk" gets).
+    task = task_from_description(text, "myolegs")
+    assert task.canonical == "walk" and task.metric == "distance" and task.forward_speed == speed
+    assert task.canonical_program().hash == canonical("walk", speed=speed).hash != canonical("walk").hash
+    assert task_from_description("turn left quickly", "myolegs").forward_speed is None

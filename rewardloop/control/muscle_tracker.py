@@ -25,6 +25,9 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   peak at 75 % of its cycle, `gait_tracker.mid_swing`): the stance ankle plantarflexed (`vault`, rising on the toes),
   the swing hip abducted (`circumduct`) and the pelvis held with the swing side up (`hike`), as people walking with
   a stiff knee clear the foot; and `knee_max`, a cap on either knee's aim;
+- `push_off` (since 2026-11-27; 0 by default): each ankle plantarflexed more over the end of its
+  stance, 40-65 % of its cycle (sin², most at 52.5 %, around the other foot's touchdown): people's push-off, which
+  the faster walks lean on;
 - torque = kp × (target − angle) − `damping` × kp × rate, with kp `hip_kp`, `knee_kp`, `ankle_kp` (FOOT_KP on the
   subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk; the
   hips' flexion damping scaled per leg (`stance_hip_damping`, `swing_hip_damping`) and the stance hip's reckoned
@@ -40,6 +43,7 @@ through torques they stand, and the shipped gait (`gaits/myolegs.json`) walks 12
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numba
 import numpy as np
@@ -116,15 +120,20 @@ PARAMETERS = ParameterSpace((
       "for a straighter swing knee by hitching the hip"),
     P("knee_max", 0.3, 2.0, 2.0, "rad", "the most knee flexion either knee aims at: a cap on the swing knee's bend "
       "(people's peaks near 1.05 rad)"),
+    P("push_off", 0.0, 0.5, 0.0, "rad", "ankle plantarflexion added over the end of each leg's stance (40-65 % of "
+      "its cycle, most at 52.5 %): the push-off that propels a faster walk"),
 ))
 """The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), balance and
 stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24), `path_steer`, and since
-2026-11-27 the hips' damping per leg and the clearance for a straighter swing knee (their defaults change nothing).
+2026-11-27 the hips' damping per leg, the clearance for a straighter swing knee and the push-off (their defaults
+change nothing).
 The defaults walk a few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
  TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
  LOOK_LAND, LAND_AHEAD, STAIR_KNEE, PATH_STEER, STANCE_HIP_DAMPING, SWING_HIP_DAMPING,
- STANCE_HIP_RATE, VAULT, CIRCUMDUCT, HIKE, KNEE_MAX) = range(len(GAIT), PARAMETERS.size)
+ STANCE_HIP_RATE, VAULT, CIRCUMDUCT, HIKE, KNEE_MAX, PUSH_OFF) = range(len(GAIT), PARAMETERS.size)
+PUSH_START, PUSH_SPAN = 0.4, 0.25
+"""Where in a leg's cycle `push_off` begins, and over how much of it it acts."""
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -203,6 +212,14 @@ def leg_columns(scene: CompiledScene) -> np.ndarray:
                       for joint in JOINTS] for side in SIDES])
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def push_phase(phase: float) -> float:
+    """0 to 1 and back over the end of a leg's stance at its `phase`: sin² from 40 % to 65 % of the cycle, 1 at
+    52.5 % (people's push-off, around the other foot's touchdown at 50 %)."""
+    return math.sin(math.pi * (phase - PUSH_START) / PUSH_SPAN) ** 2 if PUSH_START < phase < PUSH_START + PUSH_SPAN \
+        else 0.0
+
+
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _targets_kernel(state, sensed, memory, params, curves, ground, joints, sensors, yaw_sign, interval, targets):
     """Target postures for every row: [b, nstate], [b, nsensor], [b, 5] memory (in place; `gait_tracker`'s
@@ -232,7 +249,7 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
                 angle[side, j] = joints[side, j, 2] * state[b, 1 + int(joints[side, j, 0])]
             aim[side, KN] = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
             aim[side, AN] = (p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
-                             + p[SLOPE_ANKLE] * slope)
+                             + p[SLOPE_ANKLE] * slope - p[PUSH_OFF] * push_phase(phase[side]))
         aim[swing, KN] += lift + bend_swing
         aim[stance, KN] += bend_stance - p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy,
