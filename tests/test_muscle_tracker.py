@@ -327,8 +327,8 @@ def beside_the_main_gait(legs):
     """[3, T] features of 5 s from the walking start on flat ground, side by side: the main gait, the straight-knee
     gait and the fast gait as shipped."""
     scene, tracker = legs
-    gaits = [shipped_gait("myolegs"), *(Policy.load(GAITS / f"myolegs-{name}.json") for name in ("straight_knees",
-                                                                                                  "fast"))]
+    names = ("straight_knees", "fast")
+    gaits = [shipped_gait("myolegs"), *(Policy.load(GAITS / f"myolegs-{name}.json") for name in names)]
     with Simulator(scene, nthread=1) as sim:
         motion = run_controller(sim, tracker, np.stack([g.vector(tracker) for g in gaits]),
                                 nstep=round(5.0 / scene.dt))

@@ -25,9 +25,9 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   peak at 75 % of its cycle, `gait_tracker.mid_swing`): the stance ankle plantarflexed (`vault`, rising on the toes),
   the swing hip abducted (`circumduct`) and the pelvis held with the swing side up (`hike`), as people walking with
   a stiff knee clear the foot; and `knee_max`, a cap on either knee's aim;
-- `push_off` (since 2026-11-27; 0 by default): each ankle plantarflexed more over the end of its
-  stance, 40-65 % of its cycle (sin², most at 52.5 %, around the other foot's touchdown): people's push-off, which
-  the faster walks lean on;
+- `push_off` (since 2026-11-27; 0 by default): each ankle plantarflexed more over the end of its stance, 40-65 % of
+  its cycle (sin², most at 52.5 %, around the other foot's touchdown): people's push-off, which the fast gait
+  (`gaits/myolegs-fast.json`) leans on;
 - torque = kp × (target − angle) − `damping` × kp × rate, with kp `hip_kp`, `knee_kp`, `ankle_kp` (FOOT_KP on the
   subtalar and toe joints), so the stance hip's pelvis terms act as SIMBICON's virtual torque on the trunk; the
   hips' flexion damping scaled per leg (`stance_hip_damping`, `swing_hip_damping`) and the stance hip's reckoned
@@ -216,8 +216,9 @@ def leg_columns(scene: CompiledScene) -> np.ndarray:
 def push_phase(phase: float) -> float:
     """0 to 1 and back over the end of a leg's stance at its `phase`: sin² from 40 % to 65 % of the cycle, 1 at
     52.5 % (people's push-off, around the other foot's touchdown at 50 %)."""
-    return math.sin(math.pi * (phase - PUSH_START) / PUSH_SPAN) ** 2 if PUSH_START < phase < PUSH_START + PUSH_SPAN \
-        else 0.0
+    if not PUSH_START < phase < PUSH_START + PUSH_SPAN:
+        return 0.0
+    return math.sin(math.pi * (phase - PUSH_START) / PUSH_SPAN) ** 2
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
