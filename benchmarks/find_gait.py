@@ -168,6 +168,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="peak bump height of those grounds (m)")
     parser.add_argument("--bounds", nargs="*", default=[], metavar="NAME=LOW:HIGH",
                         help="narrow a parameter's bounds for this search (e.g. swing_time=0.33:0.45)")
+    parser.add_argument("--only", nargs="*", default=[], metavar="NAME",
+                        help="move only these parameters, the rest kept as the start has them (e.g. the reactions "
+                             "to the ground seen ahead: look_lift look_hip look_push look_land stair_knee)")
     parser.add_argument("--stall-speed", type=float, default=0.0,
                         help="a trial advancing less than this (m/s) over a second counts as fallen (stairs)")
     parser.add_argument("--heading-limit", type=float, default=0.0, metavar="DEG",
@@ -371,7 +374,7 @@ def main(argv: list[str] | None = None) -> None:
     config = SearchConfig(population=args.population, generations=args.generations, sigma=args.sigma,
                           max_seconds=None if args.minutes is None else 60 * args.minutes,
                           stall_speed=args.stall_speed, heading_limit_deg=args.heading_limit,
-                          perturbations=perturbations(args))
+                          perturbations=perturbations(args), only=tuple(args.only))
     targets = search_targets(args.target)
     objective = GaitObjective(program, args.human_weight, targets, flat_only=args.human_on_flat)
     search = PolicySearch(scene, controller, objective, config, duration_s=args.duration, seed=args.seed)
@@ -411,7 +414,7 @@ def main(argv: list[str] | None = None) -> None:
                 "human_on_flat": args.human_on_flat,
                 "human_targets": dataclasses.asdict(targets),
                 "start_speed": WALKING_START_SPEED, "terrain": scene.scene.terrain.describe(),
-                "bounds": narrowed_bounds(args.bounds),
+                "bounds": narrowed_bounds(args.bounds), "only": args.only,
                 "generations": log.generations, "evaluations": log.evaluations,
                 "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,
                 "best_return": log.best_return, "validation": validated.record() if validated else None,

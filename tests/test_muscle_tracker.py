@@ -14,7 +14,7 @@ from rewardloop.control.controllers import Carry, make_controller, run_controlle
 from rewardloop.control.gait_tracker import SLOPE, STANCE, human_curves, swing_aims
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.metrics import batch_metrics, fall_mask
-from rewardloop.control.muscle_tracker import AN, FOOT_KP, HA, HF, JOINTS, KN, PARAMETERS, _targets_kernel
+from rewardloop.control.muscle_tracker import AN, FOOT_KP, HA, HF, HR, JOINTS, KN, PARAMETERS, _targets_kernel
 from rewardloop.control.policy import Policy, shipped_gait
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.sim.rollout import Simulator
@@ -32,12 +32,13 @@ def legs():
     return scene, make_controller("muscle_tracker", scene)
 
 
-def targets(legs, params: np.ndarray, memory: np.ndarray, ahead: float = 0.0) -> np.ndarray:
-    """[B, J] the kernel's target postures at the walking start, moved `ahead` m along x, for [B, P] params and
-    [B, 5] memory."""
+def targets(legs, params: np.ndarray, memory: np.ndarray, ahead: float = 0.0, time: float = 0.0) -> np.ndarray:
+    """[B, J] the kernel's target postures at the walking start, moved `ahead` m along x and read at `time` s, for
+    [B, P] params and [B, 5] memory."""
     scene, tracker = legs
     batch = len(params)
     state = np.repeat(scene.initial_state[None], batch, axis=0)
+    state[:, 0] = time
     state[:, 1] += ahead  # the root's x
     with Simulator(scene, nthread=1) as sim:
         sensed = run_controller(sim, tracker, params, nstep=1, initial_state=state).sensordata[:, 0]
@@ -130,6 +131,24 @@ def test_push_off_plantarflexes_the_ankle_at_the_end_of_its_stance(legs, progres
             column, sign = int(joints[leg, joint, 3]), joints[leg, joint, 2]
             expected = -0.1 * bump * stiffness if (leg, joint) == (side, AN) else 0.0
             assert sign * (out[1, column] - out[0, column]) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("wanted", "caught"), [(0.4, 0.15), (-0.4, -0.15), (0.2, 0.0)])
+def test_yaw_catch_turns_the_stance_hip_by_the_heading_error_beyond_the_band(legs, wanted, caught):
+    # The pelvis faces +x (yaw 0); the wanted heading at 1 s is turn_rate × 1 s. Right leg in stance: with
+    # yaw_catch 2 and yaw_band 0.25 rad, its hip rotation aims 2 × (the error beyond 0.25 rad) further, turning the
+    # pelvis towards the wanted heading (-yaw_sign per rad); within the band nothing moves.
+    _, tracker = legs
+    p = PARAMETERS.named(PARAMETERS.default)
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[:, PARAMETERS.index("turn_rate")] = wanted
+    params[1, [PARAMETERS.index("yaw_catch"), PARAMETERS.index("yaw_band")]] = 2.0, 0.25
+    out = targets(legs, params, np.array([[1.0, 0.1, 0.0, 0.0, 0.0]] * 2), time=1.0)
+    _, _, sign, column = tracker.joints[1, HR]
+    moved = sign * (out[1] - out[0])
+    expected = -tracker.yaw_sign[1] * 2.0 * caught * p["stance_stiffness"]
+    assert moved[int(column)] == pytest.approx(expected, abs=1e-9)
+    assert np.count_nonzero(np.delete(moved, int(column))) == 0
 
 
 def test_knee_max_caps_the_swing_knees_aim(legs):

@@ -994,3 +994,42 @@ def test_every_registered_controller_runs_within_the_control_range(kind, humanoi
     with Simulator(scene, nthread=1) as sim:
         rollouts = run_controller(sim, controller, params, nstep=20)
     assert np.all(rollouts.control >= low) and np.all(rollouts.control <= high)
+
+
+def test_a_search_over_only_some_parameters_moves_those_and_refuses_a_flat_search_over_sighted_ones(walk):
+    # --only look_lift look_push on stairs: the search moves those two, the rest stay as the start has them; on flat
+    # ground those two do nothing, so a search over only them has nothing to move and says so; a misspelt name
+    # is a UserError that lists the known ones.
+    from rewardloop.control import gait_tracker
+    config = dataclasses.replace(TINY_SEARCH, only=("look_lift", "look_push"))
+    stairs = compile_scene(Scene("humanoid", Terrain("stairs"), start_speed=WALKING_START_SPEED))
+    search = PolicySearch(stairs, make_controller("gait_tracker", stairs), walk, config, duration_s=0.25, seed=3)
+    asked = []
+    evaluate = search.evaluate
+    search.evaluate = lambda sim, params: asked.append(params.copy()) or evaluate(sim, params)
+    start = gait_tracker.PARAMETERS.default
+    with Simulator(stairs, nthread=2) as sim:
+        search.run(sim, start)
+    assert set(np.flatnonzero(np.any(np.vstack(asked) != start, axis=0))) == {gait_tracker.LOOK_LIFT,
+                                                                             gait_tracker.LOOK_PUSH}
+    flat = compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
+    with pytest.raises(UserError, match="moves no parameter"):
+        PolicySearch(flat, make_controller("gait_tracker", flat), walk, config, duration_s=0.25, seed=3)
+    with pytest.raises(UserError, match="look_lift"):
+        PolicySearch(flat, make_controller("gait_tracker", flat), walk,
+                     dataclasses.replace(config, only=("look_lfit",)), duration_s=0.25, seed=3)
+
+
+def test_the_muscle_trackers_sighted_reactions_do_nothing_on_flat_ground(myolegs_flat):
+    # The reactions to the ground seen ahead read the ground map, flat here: the flat walk with them set is the
+    # flat walk without them, to the last bit (so a search over them on rough grounds keeps the flat walk).
+    from rewardloop.control import muscle_tracker
+    controller = make_controller("muscle_tracker", myolegs_flat)
+    plain = shipped_gait("myolegs").vector(controller)
+    sighted = plain.copy()
+    for name in ("look_lift", "look_hip", "look_push", "look_land", "stair_knee"):
+        sighted[muscle_tracker.PARAMETERS.index(name)] = 0.5 * muscle_tracker.PARAMETERS.high[
+            muscle_tracker.PARAMETERS.index(name)]
+    with Simulator(myolegs_flat, nthread=2) as sim:
+        rollouts = run_controller(sim, controller, np.stack([plain, sighted]), nstep=round(1.0 / myolegs_flat.dt))
+    assert np.array_equal(rollouts.state[0], rollouts.state[1])

@@ -180,6 +180,10 @@ class SearchConfig:
     steer_only: bool = False
     """Move only the controller's steering parameters (its `steering`: speed, step, knee, trunk, heading),
     keeping the start's balance gains; `sigma` is then a step within those parameters' ranges."""
+    only: tuple[str, ...] = ()
+    """Move only these parameters (names in the controller's space), keeping the rest as the start has them; ()
+    moves all (or the steering ones with `steer_only`). E.g. the reactions to the ground seen ahead, which do
+    nothing on flat ground: a search over them on rough grounds leaves the flat walk exactly as it was."""
     perturbations: Perturbations = field(default_factory=Perturbations)
     """Robustness: what each candidate is also tried under."""
     receding: RecedingConfig | None = None

@@ -25,6 +25,9 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   peak at 75 % of its cycle, `gait_tracker.mid_swing`): the stance ankle plantarflexed (`vault`, rising on the toes),
   the swing hip abducted (`circumduct`) and the pelvis held with the swing side up (`hike`), as people walking with
   a stiff knee clear the foot; and `knee_max`, a cap on either knee's aim;
+- `yaw_catch` (since 2026-11-28; 0 by default): the stance hip's rotation also turns the pelvis back by the heading
+  error beyond `yaw_band`, so a pelvis spinning off its heading (a foot caught on a bump or a stair's edge: the main
+  gait's falls on rough ground and stairs begin so) is caught while a gait that stays within the band walks as it did;
 - `push_off` (since 2026-11-27; 0 by default): each ankle plantarflexed more over the end of its stance, 40-65 % of
   its cycle (sin², most at 52.5 %, around the other foot's touchdown): people's push-off, which the fast gait
   (`gaits/myolegs-fast.json`) leans on;
@@ -122,16 +125,20 @@ PARAMETERS = ParameterSpace((
       "(people's peaks near 1.05 rad)"),
     P("push_off", 0.0, 0.5, 0.0, "rad", "ankle plantarflexion added over the end of each leg's stance (40-65 % of "
       "its cycle, most at 52.5 %): the push-off that propels a faster walk"),
+    P("yaw_catch", 0.0, 4.0, 0.0, "rad/rad", "stance hip rotation target change per rad of heading error beyond "
+      "yaw_band: catches a pelvis spinning off the heading (a foot caught on a bump or a stair's edge) and does "
+      "nothing to a gait that stays within the band"),
+    P("yaw_band", 0.0, 0.6, 0.25, "rad", "the heading error within which yaw_catch does nothing"),
 ))
 """The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), balance and
 stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24), `path_steer`, and since
-2026-11-27 the hips' damping per leg, the clearance for a straighter swing knee and the push-off (their defaults
-change nothing).
+2026-11-27 the hips' damping per leg, the clearance for a straighter swing knee and the push-off, and since
+2026-11-28 the yaw catch (their defaults change nothing).
 The defaults walk a few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
  TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
  LOOK_LAND, LAND_AHEAD, STAIR_KNEE, PATH_STEER, STANCE_HIP_DAMPING, SWING_HIP_DAMPING,
- STANCE_HIP_RATE, VAULT, CIRCUMDUCT, HIKE, KNEE_MAX, PUSH_OFF) = range(len(GAIT), PARAMETERS.size)
+ STANCE_HIP_RATE, VAULT, CIRCUMDUCT, HIKE, KNEE_MAX, PUSH_OFF, YAW_CATCH, YAW_BAND) = range(len(GAIT), PARAMETERS.size)
 PUSH_START, PUSH_SPAN = 0.4, 0.25
 """Where in a leg's cycle `push_off` begins, and over how much of it it acts."""
 FOOT_KP = 50.0
@@ -265,7 +272,8 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
         aim[stance, HA] = angle[stance, HA] - outward * (p[TRUNK_GAIN] * (hiked - roll) - p[TRUNK_DAMPING] * roll_rate)
         aim[stance, AN] -= p[VAULT] * clearing
         # the pelvis turning left about the planted thigh moves the hip rotation by -yaw_sign per rad
-        aim[stance, HR] = angle[stance, HR] - yaw_sign[stance] * (p[YAW_GAIN] * heading_error
+        caught = p[YAW_CATCH] * math.copysign(max(abs(heading_error) - p[YAW_BAND], 0.0), heading_error)
+        aim[stance, HR] = angle[stance, HR] - yaw_sign[stance] * (p[YAW_GAIN] * heading_error + caught
                                                                   - p[TRUNK_DAMPING] * yaw_rate)
         for side in range(2):
             aim[side, KN] = min(aim[side, KN], p[KNEE_MAX])

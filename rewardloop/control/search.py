@@ -224,15 +224,21 @@ class PolicySearch:
         """[F] indices of the parameters the search moves."""
 
     def _free(self) -> np.ndarray:
-        """[F] indices of the parameters the search moves: the controller's steering ones with `steer_only`, else
-        all; on flat ground only (every ground of the search), none that acts only on uneven ground (through the
-        ground seen ahead, or a stumble)."""
+        """[F] indices of the parameters the search moves: those of `only`, else the controller's steering ones with
+        `steer_only`, else all; on flat ground only (every ground of the search), none that acts only on uneven
+        ground (through the ground seen ahead, or a stumble)."""
         space, config = self.controller.space, self.config
-        names = self.controller.steering if config.steer_only else space.names
+        for name in config.only:
+            space.index(name)  # an unknown name is a UserError listing the known ones
+        names = config.only or (self.controller.steering if config.steer_only else space.names)
         flat = not config.perturbations.fresh_grounds and all(
             ground.scene.terrain.kind == "flat" for ground in (self.scene, *self.grounds))
-        return np.array([space.index(p.name) for p in space.parameters
-                         if p.name in names and not (flat and (p.sighted or p.uneven))])
+        free = np.array([space.index(p.name) for p in space.parameters
+                         if p.name in names and not (flat and (p.sighted or p.uneven))], dtype=np.int64)
+        if not len(free):
+            raise UserError(f"the search moves no parameter: {', '.join(config.only)} act only on uneven ground, "
+                            "and every ground of this search is flat")
+        return free
 
     def draw_grounds(self) -> None:
         """Draw the fresh rough grounds of the next generation (config.perturbations.fresh_grounds of them)."""
