@@ -17,7 +17,8 @@ search runs, it holds the best gait so far every 5 minutes (marked "checkpoint")
 With --validate N (for searches over perturbations, e.g. --fresh-grounds), the start, the best gait at every
 checkpoint and at the end are each walked on N rough grounds that neither the search nor the benchmark uses
 (seeds 500...), and the file gets the one that walks most of them: on noisy trials the best candidate is often
-the luckiest one.
+the luckiest one. Every gait offered stays in the file (found_by.validation.offered: its parameters, what it walked
+and, with --validate-human, the human-like targets it missed).
 """
 
 from __future__ import annotations
@@ -321,15 +322,17 @@ class Validated:
     params: np.ndarray | None = None
     result: dict | None = None
     history: list[dict] = dataclasses.field(default_factory=list)
-    """Every validation, in the order offered (the start first)."""
+    """Every validation, in the order offered (the start first), with the gait's parameter vector."""
 
     def offer(self, params: np.ndarray) -> np.ndarray:
         """Validate [P] `params` (unless it is the last kept); -> the [P] best validated so far."""
         if self.params is None or not np.array_equal(params, self.params):
             result = validation(self.controller_kind, self.body, params, self.count, self.roughness)
             if self.human:
-                result["human_like_met"] = sum(measure(self.controller_kind, self.body, params)[
-                    "human_like_met"].values())
+                met_now = measure(self.controller_kind, self.body, params)["human_like_met"]
+                result["human_like_met"] = sum(met_now.values())
+                result["human_like_missed"] = [name for name, ok in met_now.items() if not ok]
+            result["params"] = params.tolist()  # every gait offered stays at hand, the pick or not
             self.history.append(result)
             if self.result is None or self._rank(result) > self._rank(self.result):
                 self.params, self.result = params.copy(), result

@@ -160,7 +160,8 @@ def test_find_gait_validate_writes_the_gait_that_walked_the_validation_grounds_b
     # One generation of four over 0.2-s trials on flat ground plus a fresh rough one, from the shipped rough gait;
     # --validate 2 --validate-human: the start and the search's best are walked 10 s on rough grounds 500 and 501
     # and 10 s on flat ground, and the file holds the one meeting most human-like targets, then walking most
-    # grounds, with every validation made; replaying the written gait reproduces its validation.
+    # grounds, with every validation made and each offered gait's parameters (the written one's among them);
+    # replaying the written gait reproduces its validation, the targets it missed named.
     out = tmp_path / "gait.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--generations", "1",
                     "--population", "4", "--duration", "0.2", "--sigma", "0.3", "--fresh-grounds", "1",
@@ -179,8 +180,10 @@ def test_find_gait_validate_writes_the_gait_that_walked_the_validation_grounds_b
     start = Policy.load(ROOT / "rewardloop/control/gaits/humanoid-rough.json")
     for policy, result in ((Policy.load(out), found), (start, offered[0])):
         vector = policy.vector(make_controller(policy.controller, compile_scene(Scene("humanoid"))))
-        human = sum(measure(policy.controller, "humanoid", vector)["human_like_met"].values())
-        assert {**validation(policy.controller, "humanoid", vector, 2, 0.04), "human_like_met": human} == result
+        human = measure(policy.controller, "humanoid", vector)["human_like_met"]
+        assert {**validation(policy.controller, "humanoid", vector, 2, 0.04), "human_like_met": sum(human.values()),
+                "human_like_missed": [name for name, ok in human.items() if not ok],
+                "params": vector.tolist()} == result
 
 
 def test_find_gait_bad_target_is_one_line_and_exit_code_2(tmp_path):
