@@ -26,8 +26,9 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   the swing hip abducted (`circumduct`) and the pelvis held with the swing side up (`hike`), as people walking with
   a stiff knee clear the foot; and `knee_max`, a cap on either knee's aim;
 - `yaw_catch` (since 2026-11-28; 0 by default): the stance hip's rotation also turns the pelvis back by the heading
-  error beyond `yaw_band`, so a pelvis spinning off its heading (a foot caught on a bump or a stair's edge: the main
-  gait's falls on rough ground and stairs begin so) is caught while a gait that stays within the band walks as it did;
+  error beyond `yaw_band`, against a pelvis spinning off its heading (a foot caught on a bump or a stair's edge: the
+  main gait's falls on rough ground and stairs begin so), while a gait that stays within the band walks as it did;
+  measured, it did not make the main gait walk rough ground nor the stairs gait climb (README, November 28);
 - `push_off` (since 2026-11-27; 0 by default): each ankle plantarflexed more over the end of its stance, 40-65 % of
   its cycle (sin², most at 52.5 %, around the other foot's touchdown): people's push-off, which the fast gait
   (`gaits/myolegs-fast.json`) leans on;
@@ -126,7 +127,7 @@ PARAMETERS = ParameterSpace((
     P("push_off", 0.0, 0.5, 0.0, "rad", "ankle plantarflexion added over the end of each leg's stance (40-65 % of "
       "its cycle, most at 52.5 %): the push-off that propels a faster walk"),
     P("yaw_catch", 0.0, 4.0, 0.0, "rad/rad", "stance hip rotation target change per rad of heading error beyond "
-      "yaw_band: catches a pelvis spinning off the heading (a foot caught on a bump or a stair's edge) and does "
+      "yaw_band: turns back a pelvis spinning off the heading (a foot caught on a bump or a stair's edge) and does "
       "nothing to a gait that stays within the band"),
     P("yaw_band", 0.0, 0.6, 0.25, "rad", "the heading error within which yaw_catch does nothing"),
 ))
