@@ -1023,13 +1023,13 @@ def test_a_search_over_only_some_parameters_moves_those_and_refuses_a_flat_searc
 def test_the_muscle_trackers_sighted_reactions_do_nothing_on_flat_ground(myolegs_flat):
     # The reactions to the ground seen ahead read the ground map, flat here: the flat walk with them set is the
     # flat walk without them, to the last bit (so a search over them on rough grounds keeps the flat walk).
-    from rewardloop.control import muscle_tracker
+    from rewardloop.control.muscle_tracker import PARAMETERS as TRACKER
     controller = make_controller("muscle_tracker", myolegs_flat)
     plain = shipped_gait("myolegs").vector(controller)
+    seen = [column for column, p in enumerate(TRACKER.parameters) if p.sighted]
+    assert len(seen) == 5  # look_lift, look_hip, look_push, look_land, stair_knee
     sighted = plain.copy()
-    for name in ("look_lift", "look_hip", "look_push", "look_land", "stair_knee"):
-        sighted[muscle_tracker.PARAMETERS.index(name)] = 0.5 * muscle_tracker.PARAMETERS.high[
-            muscle_tracker.PARAMETERS.index(name)]
+    sighted[seen] = 0.5 * TRACKER.high[seen]
     with Simulator(myolegs_flat, nthread=2) as sim:
         rollouts = run_controller(sim, controller, np.stack([plain, sighted]), nstep=round(1.0 / myolegs_flat.dt))
     assert np.array_equal(rollouts.state[0], rollouts.state[1])
