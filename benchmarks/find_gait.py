@@ -146,6 +146,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--human-weight", type=float, default=0.3, help="weight of the human-gait term")
     parser.add_argument("--human-on-flat", action="store_true",
                         help="the human-gait term on trials on flat ground only (uneven grounds score the walk)")
+    parser.add_argument("--human-first", action="store_true",
+                        help="hold the human-gait term as a constraint: rank candidates first by how far they miss "
+                             "the human-like targets, then by time alive (else time alive comes first)")
     parser.add_argument("--target", nargs="*", default=[], metavar="NAME=VALUE",
                         help="a human-like target the search aims at instead of the issue's, e.g. "
                              "max_hip_flexion_deg=36 (a margin, so the gait meets the real one on another CPU)")
@@ -377,7 +380,8 @@ def main(argv: list[str] | None = None) -> None:
     config = SearchConfig(population=args.population, generations=args.generations, sigma=args.sigma,
                           max_seconds=None if args.minutes is None else 60 * args.minutes,
                           stall_speed=args.stall_speed, heading_limit_deg=args.heading_limit,
-                          perturbations=perturbations(args), only=tuple(args.only))
+                          perturbations=perturbations(args), only=tuple(args.only),
+                          constraints=("human_gait",) if args.human_first else ())
     targets = search_targets(args.target)
     objective = GaitObjective(program, args.human_weight, targets, flat_only=args.human_on_flat)
     search = PolicySearch(scene, controller, objective, config, duration_s=args.duration, seed=args.seed)
@@ -395,8 +399,8 @@ def main(argv: list[str] | None = None) -> None:
     def show(generation: int, scores, params: np.ndarray) -> None:
         nonlocal saved
         now = time.perf_counter()
-        print(f"generation {generation}: alive {scores.alive[0]:.2f}, return {scores.returns[0]:.3f} "
-              f"({now - begin:.0f} s)", flush=True)
+        print(f"generation {generation}: cost {scores.cost[0]:.3f}, alive {scores.alive[0]:.2f}, "
+              f"return {scores.returns[0]:.3f} ({now - begin:.0f} s)", flush=True)
         if now - saved > CHECKPOINT_S:  # a killed search leaves its best so far
             saved = now
             note = f"unfinished: the best after {generation} generations ({now - begin:.0f} s)"
@@ -414,7 +418,7 @@ def main(argv: list[str] | None = None) -> None:
                 "objective": source.strip(), "target_speed": None if args.reward else args.speed, "reward": args.reward,
                 "reward_speed": args.reward_speed,
                 "human_weight": args.human_weight,
-                "human_on_flat": args.human_on_flat,
+                "human_on_flat": args.human_on_flat, "human_first": args.human_first,
                 "human_targets": dataclasses.asdict(targets),
                 "start_speed": WALKING_START_SPEED, "terrain": scene.scene.terrain.describe(),
                 "bounds": narrowed_bounds(args.bounds), "only": args.only,

@@ -51,8 +51,10 @@ def test_find_gait_writes_a_gait_file_with_its_lineage(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--generations", "1",
                     "--population", "4", "--duration", "0.2", "--flat-foot", "5", "--terrain", "rough",
                     "--terrain-seeds", "11", "--grounds", "slope:3", "--target", "max_hip_flexion_deg=35",
-                    "cadence=95:125", "--out", str(out)], check=True, timeout=300, capture_output=True)
+                    "cadence=95:125", "--human-first", "--out", str(out)], check=True, timeout=300,
+                   capture_output=True)
     gait = json.loads(out.read_text())
+    assert gait["found_by"]["human_first"]  # the human-gait term held as a constraint
     assert gait["controller"] == "gait_tracker" and gait["body"] == "humanoid"
     assert gait["found_by"]["generations"] == 1 and gait["found_by"]["previous"]["script"] == "benchmarks/find_gait.py"
     assert gait["measured"]["metrics"]["duration"] > 9.9 and set(gait["measured"]["human_like_met"]) >= {"cadence"}

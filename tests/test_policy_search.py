@@ -41,7 +41,9 @@ from rewardloop.control.policy import POLICY_FILE, Policy, shipped_gait, shipped
 from rewardloop.control.search import (
     PolicySearch,
     Scores,
+    _better,
     lived_returns,
+    lived_scores,
     pushed_motion,
     search_starts,
     segment_rollouts,
@@ -360,6 +362,41 @@ def test_scores_rank_alive_first_then_return():
     # and comes last despite the highest return, 0.9.
     scores = Scores(alive=np.array([1.0, 0.5, 1.0, 0.9996, 1.0]), returns=np.array([0.2, 0.9, 0.5, 0.7, np.nan]))
     assert scores.ranking().tolist() == [3, 2, 0, 4, 1]
+
+
+def test_scores_rank_constraint_cost_before_alive():
+    # Rows 1 and 3 meet the constraints (cost compares to 3 decimals: 0.0004 -> 0) and beat rows that stay up longer
+    # with a higher return; row 3 then wins on time alive. Among the others the smaller miss wins (row 2, then 0).
+    scores = Scores(alive=np.array([1.0, 0.5, 0.8, 0.7]), returns=np.array([0.9, 0.1, 0.2, 0.3]),
+                    cost=np.array([0.2, 0.0, 0.1, 0.0004]))
+    assert scores.ranking().tolist() == [3, 1, 2, 0]
+    assert [_better(scores, i, scores.rows(slice(1, 2))) for i in range(4)] == [False, False, False, True]
+    assert not _better(scores, 1, scores.rows(slice(3, 4)))
+
+
+def test_scores_without_constraints_cost_nothing_and_average():
+    plain = Scores(alive=np.array([1.0, 0.5]), returns=np.array([0.2, 0.4]))
+    np.testing.assert_array_equal(plain.cost, [0.0, 0.0])
+    costly = Scores(alive=np.array([0.0, 0.5]), returns=np.array([0.4, 0.0]), cost=np.array([0.2, 0.6]))
+    mean = plain.averaged(costly)
+    np.testing.assert_allclose([mean.alive, mean.returns, mean.cost], [[0.5, 0.5], [0.3, 0.2], [0.1, 0.3]])
+
+
+def test_lived_scores_cost_is_the_constraint_terms_negative_part_over_the_lived_steps(humanoid_flat, walk):
+    controller = make_controller("gait_machine", humanoid_flat)
+    with Simulator(humanoid_flat, nthread=2) as sim:
+        rollouts = run_controller(sim, controller, spread_params(2, seed=3), nstep=40)
+    lived = np.array([40, 25])
+    names = ("upright", "balance", "effort")  # upright is positive: met, it costs nothing
+    returns, cost = lived_scores(humanoid_flat, walk, rollouts, lived, names)
+    np.testing.assert_array_equal(returns, lived_returns(humanoid_flat, walk, rollouts, lived))
+    for row, length in enumerate(lived):
+        part = Rollouts(rollouts.initial_state[row : row + 1], rollouts.state[row : row + 1, :length],
+                        rollouts.sensordata[row : row + 1, :length], rollouts.control[row : row + 1, :length])
+        terms = walk(part.features(humanoid_flat)).terms
+        assert cost[row] == pytest.approx(sum(np.maximum(-terms[name][0], 0).mean() for name in names), rel=1e-12)
+    with pytest.raises(UserError, match=r"^constraint 'elegance' is not a term of the reward; its terms: .*upright"):
+        lived_scores(humanoid_flat, walk, rollouts, lived, ("elegance",))
 
 
 # --- policy search --------------------------------------------------------------------------------------------
@@ -795,6 +832,20 @@ def test_a_noisy_win_stands_only_if_it_holds_in_a_rematch(humanoid_walking, walk
         assert scores.alive[0] == 0.5
     else:
         assert not np.array_equal(best, start) and scores.alive[0] == pytest.approx(0.95)
+
+
+def test_a_search_scores_its_constraints_and_names_an_unknown_one(humanoid_walking, walk):
+    controller = make_controller("gait_tracker", humanoid_walking)
+    start = controller.space.default
+    with Simulator(humanoid_walking, nthread=1) as sim:
+        for constraints, fails in ((("balance",), False), (("elegance",), True)):
+            config = SearchConfig(population=4, generations=1, constraints=constraints)
+            search = PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.05, seed=0)
+            if fails:
+                with pytest.raises(UserError, match=r"^constraint 'elegance' is not a term of the reward"):
+                    search.score_start(sim, start)
+            else:
+                assert search.score_start(sim, start).cost[0] > 0  # balance is never quite met
 
 
 def test_bad_fresh_grounds_are_a_user_error():

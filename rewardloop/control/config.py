@@ -184,6 +184,13 @@ class SearchConfig:
     """Move only these parameters (names in the controller's space), keeping the rest as the start has them; ()
     moves all (or the steering ones with `steer_only`). E.g. the reactions to the ground seen ahead, which do
     nothing on flat ground: a search over them on rough grounds leaves the flat walk exactly as it was."""
+    constraints: tuple[str, ...] = ()
+    """Reward terms held as constraints (0 or more where met, negative by how far they miss): candidates are ranked
+    first by what these terms cost them (the mean of each one's unweighted negative part, summed, averaged over the
+    perturbation runs), then by time alive, then by return. A feasible candidate beats an infeasible one however
+    long either stays up; among infeasible ones the smaller miss wins. E.g. the human-gait term measured on flat
+    ground, so that robustness on rough grounds cannot be bought with a less human-like walk (the search
+    otherwise ranks time alive first)."""
     perturbations: Perturbations = field(default_factory=Perturbations)
     """Robustness: what each candidate is also tried under."""
     receding: RecedingConfig | None = None

@@ -1,8 +1,9 @@
 """Policy search: CMA-ES over a structured controller's parameters against a reward program.
 
 Each generation rolls the whole population out as one batch, in segments: after each segment a trajectory
-that fell stops (early stop), the others go on. A trajectory is scored on the episode it lived: first by how
-long it stayed up (a fall loses), then by its mean reward per step over that episode, the reward evaluated
+that fell stops (early stop), the others go on. A trajectory is scored on the episode it lived: first by what
+the reward terms held as constraints cost it there (none by default), then by how long it stayed up (a fall
+loses), then by its mean reward per step over that episode, the reward evaluated
 once per group of equally long episodes (in the sandbox for a model's program). With perturbations, every
 candidate is run under each of them (terrain seeds, other grounds, pushes, parameter noise, randomized
 physics, rough grounds drawn afresh every generation) and scored on the average.
@@ -48,7 +49,7 @@ from rewardloop.control.policy import Policy, shipped_gaits
 from rewardloop.control.receding import lookahead, planning_simulator, receding_motion
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
-from rewardloop.reward.base import RewardFunction, term_statistics
+from rewardloop.reward.base import RewardEval, RewardFunction, term_statistics
 from rewardloop.sim.features import Features
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import CompiledScene, compile_scene, random_physics
@@ -67,14 +68,37 @@ class Scores:
     perturbation runs."""
     returns: np.ndarray
     """[N] mean reward per step over the lived episode, averaged over perturbation runs."""
+    cost: np.ndarray | None = None
+    """[N] what the constraint terms (SearchConfig.constraints) cost each candidate, >= 0 and 0 where they are
+    met, averaged over perturbation runs; None: no constraints (0 for all)."""
+
+    def __post_init__(self) -> None:
+        if self.cost is None:
+            object.__setattr__(self, "cost", np.zeros(len(self.alive)))
 
     def averaged(self, other: Scores) -> Scores:
         """The mean of these scores and `other`'s (the same candidates on other runs)."""
-        return Scores((self.alive + other.alive) / 2, (self.returns + other.returns) / 2)
+        return Scores((self.alive + other.alive) / 2, (self.returns + other.returns) / 2,
+                      (self._cost + other._cost) / 2)
+
+    def rows(self, index: slice) -> Scores:
+        """The scores of the candidates `index` picks."""
+        return Scores(self.alive[index], self.returns[index], self._cost[index])
 
     def ranking(self) -> np.ndarray:
-        """[N] indices best first: longest alive, then highest return."""
-        return np.lexsort((-np.nan_to_num(self.returns, nan=-np.inf), -np.round(self.alive, 3)))
+        """[N] indices best first: the lowest constraint cost, then longest alive, then highest return."""
+        return np.lexsort((-np.nan_to_num(self.returns, nan=-np.inf), -np.round(self.alive, 3),
+                           np.round(self._cost, 3)))
+
+    def key(self, index: int) -> tuple[float, float, float]:
+        """Sort key of candidate `index`, larger is better: (-constraint cost, alive, return), as `ranking` orders."""
+        returns = float(np.nan_to_num(self.returns[index], nan=-np.inf))
+        return -round(float(self._cost[index]), 3), round(float(self.alive[index]), 3), returns
+
+    @property
+    def _cost(self) -> np.ndarray:
+        assert self.cost is not None  # set in __post_init__
+        return self.cost
 
 
 @dataclass(frozen=True)
@@ -188,13 +212,32 @@ def pushed_motion(sim: Simulator, controller: Controller, vector: np.ndarray, *,
 
 def lived_returns(scene: CompiledScene, reward: RewardFunction, rollouts: Rollouts, lived: np.ndarray) -> np.ndarray:
     """[B] mean reward per step of each trajectory over its lived steps; one reward call per episode length."""
+    return lived_scores(scene, reward, rollouts, lived)[0]
+
+
+def lived_scores(scene: CompiledScene, reward: RewardFunction, rollouts: Rollouts, lived: np.ndarray,
+                 constraints: tuple[str, ...] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """([B] mean reward per step of each trajectory over its lived steps, [B] what the `constraints` terms cost it
+    there: the mean of each one's unweighted negative part, summed (0 where they are met, >= 0)); one reward call
+    per episode length."""
     returns = np.full(len(lived), np.nan)  # nothing lived: no return
+    cost = np.zeros(len(lived))
     for length in np.unique(lived[lived > 0]):
         rows = np.flatnonzero(lived == length)
         part = Rollouts(rollouts.initial_state[rows], rollouts.state[rows, :length],
                         rollouts.sensordata[rows, :length], rollouts.control[rows, :length])
-        returns[rows] = reward(part.features(scene)).returns()
-    return returns
+        evaluation = reward(part.features(scene))
+        returns[rows] = evaluation.returns()
+        cost[rows] = sum((np.maximum(-_term(evaluation, name), 0.0).mean(axis=1) for name in constraints),
+                         np.zeros(len(rows)))
+    return returns, cost
+
+
+def _term(evaluation: RewardEval, name: str) -> np.ndarray:
+    """[B, T] the unweighted values of term `name`; a UserError naming the reward's terms if it has none such."""
+    if name not in evaluation.terms:
+        raise UserError(f"constraint {name!r} is not a term of the reward; its terms: {', '.join(evaluation.terms)}")
+    return evaluation.terms[name]
 
 
 class PolicySearch:
@@ -257,25 +300,25 @@ class PolicySearch:
             kick = np.zeros((len(batch), 3))
             kick[run * count : (run + 1) * count, 1] = velocity
             kicks.append((step, kick))
-        alive, returns = self._scored(sim, self.controller, batch, kicks)
+        parts = [self._scored(sim, self.controller, batch, kicks)]
         grounds = [*self.grounds, *self.fresh]
         for ground in grounds:  # the same candidates on other ground or physics, one more run each
             with Simulator(ground, nthread=sim.nthread) as other:
-                more = self._scored(other, on_ground(self.controller, ground), params)
-            alive, returns = np.concatenate([alive, more[0]]), np.concatenate([returns, more[1]])
+                parts.append(self._scored(other, on_ground(self.controller, ground), params))
         shape = (len(runs) + len(grounds), count)
-        return Scores(alive=alive.reshape(shape).mean(axis=0), returns=returns.reshape(shape).mean(axis=0))
+        alive, returns, cost = (np.concatenate(part).reshape(shape).mean(axis=0) for part in zip(*parts, strict=True))
+        return Scores(alive=alive, returns=returns, cost=cost)
 
     def _scored(self, sim: Simulator, controller: Controller, batch: np.ndarray,
-                kicks: list[tuple[int, np.ndarray]] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """([B] fraction of the motion lived, [B] mean reward over it) of a batch on `sim`'s scene, under
-        `controller` (seeing that scene's ground)."""
+                kicks: list[tuple[int, np.ndarray]] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """([B] fraction of the motion lived, [B] mean reward over it, [B] constraint cost over it) of a batch on
+        `sim`'s scene, under `controller` (seeing that scene's ground)."""
         rollouts, lived = segment_rollouts(sim, controller, batch, nstep=self.nstep, segment=self.segment,
                                            initial_state=self.initial_state, pushes=kicks or [],
                                            stall_speed=self.config.stall_speed,
                                            heading_limit=np.radians(self.config.heading_limit_deg))
         self.steps += int(lived.sum())
-        return lived / self.nstep, lived_returns(sim.scene, self.reward, rollouts, lived)
+        return lived / self.nstep, *lived_scores(sim.scene, self.reward, rollouts, lived, self.config.constraints)
 
     def _perturbed(self, params: np.ndarray) -> list[np.ndarray]:
         """[N, P] -> one [N, P] batch per run: unperturbed, one per push, one per parameter-noise draw. Each draw
@@ -326,7 +369,7 @@ class PolicySearch:
             fitness[order] = np.arange(len(order))  # CMA-ES minimises; only ranks matter
             strategy.tell(list(unit), list(fitness))
             top = order[0]
-            challenger = Scores(scores.alive[top : top + 1], scores.returns[top : top + 1])
+            challenger = scores.rows(slice(top, top + 1))
             if config.perturbations.noisy and _better(challenger, 0, best_scores):
                 challenger, best_scores = self._rematch(sim, params[top], best, challenger, best_scores)
                 evaluations += 2
@@ -369,8 +412,7 @@ class PolicySearch:
 
 def _split(scores: Scores, count: int) -> tuple[Scores, Scores]:
     """Scores of the first `count` candidates and of the rest."""
-    return (Scores(scores.alive[:count], scores.returns[:count]),
-            Scores(scores.alive[count:], scores.returns[count:]))
+    return scores.rows(slice(None, count)), scores.rows(slice(count, None))
 
 
 def _rough(scene: CompiledScene, seeds: tuple[int, ...]) -> tuple[int, ...]:
@@ -381,9 +423,9 @@ def _rough(scene: CompiledScene, seeds: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _better(scores: Scores, index: int, best: Scores) -> bool:
-    """Whether candidate `index` of `scores` beats the single-candidate `best`: alive longer, then a higher return."""
-    alive, best_alive = round(float(scores.alive[index]), 3), round(float(best.alive[0]), 3)
-    return alive > best_alive or (alive == best_alive and scores.returns[index] > best.returns[0])
+    """Whether candidate `index` of `scores` beats the single-candidate `best`: a lower constraint cost, then alive
+    longer, then a higher return."""
+    return scores.key(index) > best.key(0)
 
 
 def search_starts(scene: CompiledScene, settings: SearchConfig) -> list[tuple[Controller, np.ndarray]]:
