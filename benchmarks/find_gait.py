@@ -41,7 +41,7 @@ from rewardloop.control.metrics import batch_metrics
 from rewardloop.control.policy import Policy, shipped_gait
 from rewardloop.control.search import PolicySearch
 from rewardloop.critic.gait import analyze_gait
-from rewardloop.critic.likeness import HumanLikeTargets, met, shortfall
+from rewardloop.critic.likeness import NO_GAIT, HumanLikeTargets, met, shortfall
 from rewardloop.errors import UserError, run_script, unknown_name
 from rewardloop.reward.base import RewardEval
 from rewardloop.reward.canonical import CANONICAL, with_top_speed
@@ -108,14 +108,22 @@ def objective_source(speed: float, flat_foot: float, reward: str | None = None,
 
 class GaitObjective:
     """A reward program plus `human_gait`: -shortfall from human-like walking, the same at every step; with
-    `flat_only`, on trials on flat ground only (0 on uneven ground, where people do not walk as on flat ground)."""
+    `flat_only`, on trials on flat ground only (0 on uneven ground, where people do not walk as on flat ground).
+    With `duration_s`, a trial it scores that ends sooner (it fell) misses by NO_GAIT × the fraction of the
+    duration it did not live, on top: a walk that falls is not a human-like walk, however human-like its steps
+    before the fall (for --human-first, where the term is a constraint and a trial is scored on its lived part)."""
 
-    def __init__(self, program: RewardProgram, weight: float, targets: HumanLikeTargets, *, flat_only: bool = False):
+    def __init__(self, program: RewardProgram, weight: float, targets: HumanLikeTargets, *, flat_only: bool = False,
+                 duration_s: float | None = None):
         self.program, self.weight, self.targets, self.flat_only = program, weight, targets, flat_only
+        self.duration_s = duration_s
 
     def __call__(self, features: Features) -> RewardEval:
         evaluation = self.program.evaluate_trusted(features)
         miss = shortfall(analyze_gait(features), self.targets)
+        if self.duration_s is not None:
+            lived = features.batch_shape[1] * features.dt
+            miss = miss + NO_GAIT * max(1.0 - lived / self.duration_s, 0.0)
         if self.flat_only:
             ground = features.com_pos[..., 2] - features.com_height  # [B, T] ground height under the CoM (m)
             miss = np.where(np.abs(ground).max(axis=1) < FLAT_TOLERANCE_M, miss, 0.0)
@@ -148,7 +156,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="the human-gait term on trials on flat ground only (uneven grounds score the walk)")
     parser.add_argument("--human-first", action="store_true",
                         help="hold the human-gait term as a constraint: rank candidates first by how far they miss "
-                             "the human-like targets, then by time alive (else time alive comes first)")
+                             "the human-like targets (a trial it scores that falls misses them more, the sooner it "
+                             "falls), then by time alive (else time alive comes first)")
     parser.add_argument("--target", nargs="*", default=[], metavar="NAME=VALUE",
                         help="a human-like target the search aims at instead of the issue's, e.g. "
                              "max_hip_flexion_deg=36 (a margin, so the gait meets the real one on another CPU)")
@@ -383,7 +392,8 @@ def main(argv: list[str] | None = None) -> None:
                           perturbations=perturbations(args), only=tuple(args.only),
                           constraints=("human_gait",) if args.human_first else ())
     targets = search_targets(args.target)
-    objective = GaitObjective(program, args.human_weight, targets, flat_only=args.human_on_flat)
+    objective = GaitObjective(program, args.human_weight, targets, flat_only=args.human_on_flat,
+                              duration_s=args.duration if args.human_first else None)
     search = PolicySearch(scene, controller, objective, config, duration_s=args.duration, seed=args.seed)
     begin = saved = time.perf_counter()
     previous = previous_stage(args)

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -291,7 +292,7 @@ def test_find_gait_human_term_on_flat_ground_only(monkeypatch):
     from rewardloop.control.controllers import make_controller
     from rewardloop.control.policy import shipped_gait
     from rewardloop.control.search import pushed_motion
-    from rewardloop.critic.likeness import HumanLikeTargets
+    from rewardloop.critic.likeness import NO_GAIT, HumanLikeTargets
     from rewardloop.reward.program import RewardProgram
     from rewardloop.sim.rollout import Simulator
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
@@ -308,3 +309,12 @@ def test_find_gait_human_term_on_flat_ground_only(monkeypatch):
                        for only in (False, True)]
     assert (terms["flat"][0] == terms["flat"][1]).all() and terms["flat"][0].min() < 0  # 1 s: too few strides
     assert terms["rough"][0].min() < 0 and (terms["rough"][1] == 0).all()
+    # With a duration (--human-first), a trial that ends before it misses by NO_GAIT × the unlived fraction more:
+    # this 1-s motion scored as a fall at half of a 2-s trial.
+    scene = compile_scene(Scene("humanoid", start_speed=WALKING_START_SPEED))
+    controller = make_controller(gait.controller, scene)
+    with Simulator(scene, nthread=1) as sim:
+        features = pushed_motion(sim, controller, gait.vector(controller), duration_s=1.0).features(scene)
+    lived, fell = (GaitObjective(program, 1.0, HumanLikeTargets(), flat_only=True, duration_s=duration)(features)
+                   .terms["human_gait"] for duration in (1.0, 2.0))
+    np.testing.assert_allclose(fell, lived - 0.5 * NO_GAIT)

@@ -69,8 +69,12 @@ def met(analysis: GaitAnalysis, targets: HumanLikeTargets = HumanLikeTargets()) 
     return {name: np.nan_to_num(miss, nan=1.0) == 0.0 for name, miss in misses(analysis, targets).items()}
 
 
+NO_GAIT = 20.0
+"""The shortfall of a trajectory without strides (every target missed by twice its tolerance)."""
+
+
 def shortfall(analysis: GaitAnalysis, targets: HumanLikeTargets = HumanLikeTargets(), *,
-              no_gait: float = 20.0) -> np.ndarray:
+              no_gait: float = NO_GAIT) -> np.ndarray:
     """[B] Σ miss / tolerance over the targets (0 when all are met); `no_gait` for a trajectory without strides."""
     total = sum(np.nan_to_num(miss / _TOLERANCE[name], nan=no_gait / len(_TOLERANCE))
                 for name, miss in misses(analysis, targets).items())
