@@ -3,8 +3,8 @@
 Each generation rolls the whole population out as one batch, in segments: after each segment a trajectory
 that fell stops (early stop), the others go on. A trajectory is scored on the episode it lived: first by what
 the reward terms held as constraints cost it there (none by default), then by how long it stayed up (a fall
-loses), then by its mean reward per step over that episode, the reward evaluated
-once per group of equally long episodes (in the sandbox for a model's program). With perturbations, every
+loses), then by its mean reward per step over that episode, the reward evaluated once per group of equally long
+episodes (in the sandbox for a model's program). With perturbations, every
 candidate is run under each of them (terrain seeds, other grounds, pushes, parameter noise, randomized
 physics, rough grounds drawn afresh every generation) and scored on the average.
 

@@ -70,7 +70,7 @@ def met(analysis: GaitAnalysis, targets: HumanLikeTargets = HumanLikeTargets()) 
 
 
 NO_GAIT = 20.0
-"""The shortfall of a trajectory without strides (every target missed by twice its tolerance)."""
+"""The shortfall of a trajectory without strides (each of the nine targets missed by about twice its tolerance)."""
 
 
 def shortfall(analysis: GaitAnalysis, targets: HumanLikeTargets = HumanLikeTargets(), *,
