@@ -337,8 +337,8 @@ class Validated:
     """Every validation, in the order offered (the start first), with the gait's parameter vector."""
 
     def offer(self, params: np.ndarray) -> np.ndarray:
-        """Validate [P] `params` (unless it is the last kept); -> the [P] best validated so far."""
-        if self.params is None or not np.array_equal(params, self.params):
+        """Validate [P] `params` (unless it was offered before); -> the [P] best validated so far."""
+        if not any(np.array_equal(params, offered["params"]) for offered in self.history):
             result = validation(self.controller_kind, self.body, params, self.count, self.roughness)
             if self.human:
                 met_now = measure(self.controller_kind, self.body, params)["human_like_met"]

@@ -189,6 +189,24 @@ def test_find_gait_validate_writes_the_gait_that_walked_the_validation_grounds_b
                 "params": vector.tolist()} == result
 
 
+def test_find_gait_validates_each_offered_gait_once(monkeypatch):
+    # A checkpoint offers the search's best so far; offered again (the search found nothing better since), it is
+    # not walked again, whether it was kept or not.
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    import find_gait
+
+    walks = []
+
+    def walked(_kind, _body, vector, _count, _roughness):
+        walks.append(vector[0])
+        return {"walked": int(vector[0]), "distance": 1.0}
+
+    monkeypatch.setattr(find_gait, "validation", walked)
+    validated = find_gait.Validated("gait_tracker", "humanoid", 2, 0.04)
+    kept = [validated.offer(np.array([float(v)])) for v in (2, 1, 1, 2, 3, 1)]
+    assert walks == [2.0, 1.0, 3.0] and [k[0] for k in kept] == [2.0, 2.0, 2.0, 2.0, 3.0, 3.0]
+
+
 def test_find_gait_bad_target_is_one_line_and_exit_code_2(tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "find_gait.py"), "--target", "max_hip=30",
                              "--out", str(tmp_path / "gait.json")], timeout=120, capture_output=True, text=True)
