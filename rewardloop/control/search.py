@@ -4,9 +4,9 @@ Each generation rolls the whole population out as one batch, in segments: after 
 that fell stops (early stop), the others go on. A trajectory is scored on the episode it lived: first by what
 the reward terms held as constraints cost it there (none by default), then by how long it stayed up (a fall
 loses), then by its mean reward per step over that episode, the reward evaluated once per group of equally long
-episodes (in the sandbox for a model's program). With perturbations, every
-candidate is run under each of them (terrain seeds, other grounds, pushes, parameter noise, randomized
-physics, rough grounds drawn afresh every generation) and scored on the average.
+episodes (in the sandbox for a model's program). With perturbations, every candidate is run under each of them
+(terrain seeds, other grounds, pushes, parameter noise, randomized physics, rough grounds drawn afresh every
+generation) and scored on the average.
 
 The search works in parameters normalised to [0, 1] between each parameter's bounds; it starts from a
 warm-start vector (a shipped gait) and keeps the best candidate it has seen. A body with several shipped gaits
@@ -24,7 +24,7 @@ import itertools
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -68,37 +68,31 @@ class Scores:
     perturbation runs."""
     returns: np.ndarray
     """[N] mean reward per step over the lived episode, averaged over perturbation runs."""
-    cost: np.ndarray | None = None
+    cost: np.ndarray = field(default_factory=lambda: np.zeros(0))
     """[N] what the constraint terms (SearchConfig.constraints) cost each candidate, >= 0 and 0 where they are
-    met, averaged over perturbation runs; None: no constraints (0 for all)."""
+    met, averaged over perturbation runs; left out: no constraints (0 for all)."""
 
     def __post_init__(self) -> None:
-        if self.cost is None:
+        if not len(self.cost):
             object.__setattr__(self, "cost", np.zeros(len(self.alive)))
 
     def averaged(self, other: Scores) -> Scores:
         """The mean of these scores and `other`'s (the same candidates on other runs)."""
-        return Scores((self.alive + other.alive) / 2, (self.returns + other.returns) / 2,
-                      (self._cost + other._cost) / 2)
+        return Scores((self.alive + other.alive) / 2, (self.returns + other.returns) / 2, (self.cost + other.cost) / 2)
 
     def rows(self, index: slice) -> Scores:
         """The scores of the candidates `index` picks."""
-        return Scores(self.alive[index], self.returns[index], self._cost[index])
+        return Scores(self.alive[index], self.returns[index], self.cost[index])
 
     def ranking(self) -> np.ndarray:
-        """[N] indices best first: the lowest constraint cost, then longest alive, then highest return."""
-        return np.lexsort((-np.nan_to_num(self.returns, nan=-np.inf), -np.round(self.alive, 3),
-                           np.round(self._cost, 3)))
+        """[N] indices best first, by `key` (ties keep their order)."""
+        return np.array(sorted(range(len(self.alive)), key=self.key, reverse=True), dtype=np.int64)
 
     def key(self, index: int) -> tuple[float, float, float]:
-        """Sort key of candidate `index`, larger is better: (-constraint cost, alive, return), as `ranking` orders."""
+        """Sort key of candidate `index`, larger is better: the lowest constraint cost, then longest alive (both to 3
+        decimals), then the highest return (NaN, nothing lived, lowest)."""
         returns = float(np.nan_to_num(self.returns[index], nan=-np.inf))
-        return -round(float(self._cost[index]), 3), round(float(self.alive[index]), 3), returns
-
-    @property
-    def _cost(self) -> np.ndarray:
-        assert self.cost is not None  # set in __post_init__
-        return self.cost
+        return -round(float(self.cost[index]), 3), round(float(self.alive[index]), 3), returns
 
 
 @dataclass(frozen=True)
