@@ -32,7 +32,7 @@ from rewardloop.control.humanoid import AI, CONTACT, KN
 from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
-from rewardloop.sim.terrain import STAIRS_START, Terrain, ground_map
+from rewardloop.sim.terrain import STAIRS_START, Terrain, ground_map, unevenness_map
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +119,21 @@ def test_the_ground_map_reads_the_terrains_height(terrain):
     seen = np.array([ground_at(ground, x, y) for x, y in zip(xs, ys, strict=True)])
     tolerance = {"flat": 0.0, "slope": 0.003, "rough": 0.01, "stairs": 1e-6}[terrain.kind]
     np.testing.assert_allclose(seen, terrain.height(xs, ys), atol=tolerance)
+
+
+def test_the_unevenness_map_is_the_rms_of_the_heights_about_their_local_mean():
+    # At a few samples of a rough ground, brute force over the UNEVEN_WINDOW squares; zero on flat ground and on a
+    # slope (a plane is its own local mean) away from the map's ends; bigger bumps, more unevenness.
+    rough = Terrain("rough", seed=3)
+    ground, uneven, half = ground_map(rough).astype(np.float64), unevenness_map(rough), 25
+    for i, j in [(300, 300), (500, 280), (800, 330)]:
+        detail = [[ground[a, b] - ground[a - half:a + half + 1, b - half:b + half + 1].mean()
+                   for b in range(j - half, j + half + 1)] for a in range(i - half, i + half + 1)]
+        assert uneven[i, j] == pytest.approx(np.sqrt(np.mean(np.square(detail))), rel=1e-4)
+    assert unevenness_map(Terrain("flat")).max() == 0.0
+    assert np.abs(unevenness_map(Terrain("slope", slope_deg=10.0))[100:-100]).max() < 1e-6
+    doubled = unevenness_map(Terrain("rough", roughness=0.08, seed=3))
+    np.testing.assert_allclose(doubled[100:-100, 100:-100], 2 * uneven[100:-100, 100:-100], rtol=1e-4, atol=1e-7)
 
 
 @pytest.mark.parametrize(("stance_x", "swing_toe_x", "rise"), [

@@ -10,16 +10,27 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rewardloop.control.controllers import Carry, make_controller, run_controller
-from rewardloop.control.gait_tracker import SLOPE, STANCE, human_curves, swing_aims
+from rewardloop.control.controllers import Carry, make_controller, on_ground, run_controller
+from rewardloop.control.gait_tracker import SLOPE, STANCE, curve_at, ground_at, human_curves, swing_aims
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.metrics import batch_metrics, fall_mask
-from rewardloop.control.muscle_tracker import AN, FOOT_KP, HA, HF, HR, JOINTS, KN, PARAMETERS, _targets_kernel
+from rewardloop.control.muscle_tracker import (
+    AN,
+    FOOT_KP,
+    HA,
+    HF,
+    HR,
+    JOINTS,
+    KN,
+    PARAMETERS,
+    UNEVEN_FULL,
+    _targets_kernel,
+)
 from rewardloop.control.policy import Policy, shipped_gait
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
-from rewardloop.sim.terrain import STAIRS_START, Terrain
+from rewardloop.sim.terrain import STAIRS_START, Terrain, ground_map, unevenness_map
 
 GAITS = Path(__file__).parents[1] / "rewardloop" / "control" / "gaits"
 PLACEMENT = [PARAMETERS.index(name) for name in ("place_pos", "place_vel", "place_pos_lat", "place_vel_lat")]
@@ -43,8 +54,8 @@ def targets(legs, params: np.ndarray, memory: np.ndarray, ahead: float = 0.0, ti
     with Simulator(scene, nthread=1) as sim:
         sensed = run_controller(sim, tracker, params, nstep=1, initial_state=state).sensordata[:, 0]
     out = np.zeros((batch, tracker.muscles.space.size))
-    _targets_kernel(state, sensed, memory.copy(), params, tracker.curves, tracker.ground, tracker.joints,
-                    tracker.sensors, tracker.yaw_sign, tracker.interval, out)
+    _targets_kernel(state, sensed, memory.copy(), params, tracker.curves, tracker.ground, tracker.uneven,
+                    tracker.joints, tracker.sensors, tracker.yaw_sign, tracker.interval, out)
     return out
 
 
@@ -215,6 +226,52 @@ def test_the_slope_measured_at_the_last_touchdown_moves_its_targets(legs, name):
         for joint in range(len(JOINTS)):
             column, sign = int(joints[side, joint, 3]), joints[side, joint, 2]
             assert sign * (out[1, column] - out[0, column]) == pytest.approx(moved.get((side, joint), 0.0))
+
+
+@pytest.mark.parametrize("terrain", [Terrain("flat"), Terrain("rough", seed=2),
+                                     Terrain("rough", roughness=0.01, seed=2)])
+@pytest.mark.parametrize("name", ["uneven_hip", "uneven_knee", "uneven_trunk", "uneven_ankle"])
+def test_the_shape_on_uneven_ground_grows_with_the_unevenness_under_the_centre_of_mass(terrain, name):
+    # Left leg in stance at 20 % of its step, the body 3 m along the ground: uneven_hip raises the swing thigh's aim,
+    # uneven_knee bends both knees, uneven_trunk the pelvis pitch the stance hip holds (× trunk_gain), uneven_ankle
+    # scales both ankles' curves; each by its value × how uneven the ground under the centre of mass is (a fraction
+    # of UNEVEN_FULL, at most 1) × the leg's stiffness; nothing else moves, and nothing on flat ground.
+    scene = compile_scene(Scene("myolegs", terrain, start_speed=WALKING_START_SPEED))
+    tracker = make_controller("muscle_tracker", scene)
+    p = PARAMETERS.named(PARAMETERS.default)
+    params = np.repeat(PARAMETERS.default[None], 2, axis=0)
+    params[1, PARAMETERS.index(name)] = 0.2
+    clock = 0.2 * p["step_time"]
+    out = targets((scene, tracker), params, np.array([[0.0, clock, 0.0, 0.0, 0.0]] * 2), ahead=3.0)
+    state = scene.initial_state.copy()
+    state[1] += 3.0
+    with Simulator(scene, nthread=1) as sim:
+        com = run_controller(sim, tracker, params[:1], nstep=1, initial_state=state[None]).sensordata[0, 0]
+    address = scene.layout.sensors["com_pos"][0]
+    uneven = min(ground_at(unevenness_map(terrain), com[address], com[address + 1]) / UNEVEN_FULL, 1.0)
+    assert (uneven > 0.5) == (terrain.kind == "rough" and terrain.roughness > 0.02)
+    change = 0.2 * uneven
+    stance, swing = p["stance_stiffness"], p["swing_stiffness"]
+    phase = 0.5 * clock / p["step_time"]
+    curves = human_curves()
+    moved = {"uneven_hip": {(1, HF): change * swing},
+             "uneven_knee": {(0, KN): change * stance, (1, KN): change * swing},
+             "uneven_trunk": {(0, HF): change * p["trunk_gain"] * stance},
+             "uneven_ankle": {(0, AN): change * curve_at(curves, 2, phase) * stance,
+                              (1, AN): change * curve_at(curves, 2, phase + 0.5) * swing}}[name]
+    for side in range(2):
+        for joint in range(len(JOINTS)):
+            column, sign = int(tracker.joints[side, joint, 3]), tracker.joints[side, joint, 2]
+            assert sign * (out[1, column] - out[0, column]) == pytest.approx(moved.get((side, joint), 0.0), abs=1e-6)
+
+
+def test_on_another_ground_the_tracker_sees_its_map_and_unevenness(legs):
+    # A search walks its candidates on other grounds through copies of its controller (`on_ground`): each copy
+    # reads that ground's map and unevenness, the search's own still the flat ground's.
+    rough = Terrain("rough", seed=4)
+    seeing = on_ground(legs[1], compile_scene(Scene("myolegs", rough)))
+    assert seeing.ground is ground_map(rough) and seeing.uneven is unevenness_map(rough)
+    assert legs[1].ground.shape == legs[1].uneven.shape == (1, 1)
 
 
 @pytest.mark.parametrize("rise", [0.0, 0.08])

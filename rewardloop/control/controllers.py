@@ -23,7 +23,6 @@ import numpy as np
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import CompiledScene, Physics, compile_scene
-from rewardloop.sim.terrain import ground_map
 
 
 @dataclass(frozen=True)
@@ -190,13 +189,13 @@ def make_controller(kind: str, scene: CompiledScene) -> Controller:
 
 
 def on_ground(controller: Controller, scene: CompiledScene) -> Controller:
-    """`controller` walking on `scene`'s ground: a controller that sees the ground (its `ground` holds a
-    `terrain.ground_map`) gets a copy seeing that one, the rest of it as built; any other is returned as is.
-    Cheaper than building the controller again for each ground of a search (the maps are cached)."""
-    if not hasattr(controller, "ground"):
+    """`controller` walking on `scene`'s ground: a controller that sees the ground (it has `see(terrain)`, which
+    points its maps at a terrain's) gets a copy seeing that one, the rest of it as built; any other is returned as
+    is. Cheaper than building the controller again for each ground of a search (the maps are cached)."""
+    if not hasattr(controller, "see"):
         return controller
     seeing = copy.copy(controller)
-    seeing.ground = ground_map(scene.scene.terrain)
+    seeing.see(scene.scene.terrain)
     return seeing
 
 

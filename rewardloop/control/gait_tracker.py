@@ -66,7 +66,7 @@ from rewardloop.control.humanoid import (
 )
 from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.scene import CompiledScene
-from rewardloop.sim.terrain import GROUND_MAP_STEP, HFIELD_EXTENT, ground_map
+from rewardloop.sim.terrain import GROUND_MAP_STEP, HFIELD_EXTENT, Terrain, ground_map
 
 P = Parameter
 GAIT = (
@@ -182,7 +182,11 @@ class GaitTracker:
         self.dt, self.nu, self.nq = scene.dt, scene.model.nu, scene.model.nq
         self.layout = humanoid_layout(scene)
         self.curves = np.ascontiguousarray(human_curves())
-        self.ground = ground_map(scene.scene.terrain)
+        self.see(scene.scene.terrain)
+
+    def see(self, terrain: Terrain) -> None:
+        """See `terrain`: the ground map the kernel reads."""
+        self.ground = ground_map(terrain)
 
     def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
         controls = np.empty((len(state), self.chunk, self.nu))

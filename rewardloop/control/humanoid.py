@@ -29,6 +29,8 @@ SENSORS = ("pelvis_xaxis", "pelvis_zaxis", "pelvis_angvel", "com_pos", "com_vel"
 """Sensors the kernels read, in the order of the address table."""
 CONTACT = 9
 """Index in SENSORS of the left foot's contact; the right foot's follows."""
+COM = 3
+"""Index in SENSORS of the centre of mass's position; its velocity's follows."""
 
 
 class HumanoidLayout(NamedTuple):
@@ -105,7 +107,7 @@ def pelvis_frame(s: np.ndarray, sensors: np.ndarray) -> tuple[float, float, floa
 def com_from_foot(s: np.ndarray, sensors: np.ndarray, foot: int, fx: float,
                   fy: float) -> tuple[float, float, float, float]:
     """Centre of mass ahead of and left of `foot`'s midpoint (m), and its velocity forward and left (m/s)."""
-    heel, toe, com, vel = sensors[5 + 2 * foot], sensors[6 + 2 * foot], sensors[3], sensors[4]
+    heel, toe, com, vel = sensors[5 + 2 * foot], sensors[6 + 2 * foot], sensors[COM], sensors[COM + 1]
     dx = s[com] - 0.5 * (s[heel] + s[toe])
     dy = s[com + 1] - 0.5 * (s[heel + 1] + s[toe + 1])
     return dx * fx + dy * fy, -dx * fy + dy * fx, s[vel] * fx + s[vel + 1] * fy, -s[vel] * fy + s[vel + 1] * fx

@@ -29,6 +29,12 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   error beyond `yaw_band`, against a pelvis spinning off its heading (a foot caught on a bump or a stair's edge: the
   main gait's falls on rough ground and stairs begin so), while a gait that stays within the band walks as it did;
   measured, it did not make the main gait walk rough ground nor the stairs gait climb (README, November 28);
+- the shape on uneven ground (since 2026-11-28; 0 by default, and nothing on flat ground or a slope): the tracker
+  reads how uneven the ground under the centre of mass is (`terrain.unevenness_map`, in full from UNEVEN_FULL) and
+  adds that fraction of `uneven_hip` to the swing thigh's aim, of `uneven_knee` to both knees', of `uneven_trunk` to
+  the pelvis pitch and of `uneven_ankle` to the ankles' amplitude: people walk uneven ground with more hip and knee
+  flexion than level ground (Voloshina et al. 2013, J. Exp. Biol.), and a gait searched this way keeps its level
+  walk exactly while it learns its walk over bumps;
 - `push_off` (since 2026-11-27; 0 by default): each ankle plantarflexed more over the end of its stance, 40-65 % of
   its cycle (sin², most at 52.5 %, around the other foot's touchdown): people's push-off, which the fast gait
   (`gaits/myolegs-fast.json`) leans on;
@@ -65,6 +71,7 @@ from rewardloop.control.gait_tracker import (
     TRUNK_PITCH,
     TURN_RATE,
     curve_at,
+    ground_at,
     ground_slope,
     human_curves,
     landing_reach,
@@ -77,13 +84,13 @@ from rewardloop.control.gait_tracker import (
     swing_aims,
     swing_lift,
 )
-from rewardloop.control.humanoid import CONTACT, SENSORS, pelvis_frame, wrap
+from rewardloop.control.humanoid import COM, CONTACT, SENSORS, pelvis_frame, wrap
 from rewardloop.control.lowlevel import posture_space
 from rewardloop.control.musclebody import hip_rotators
 from rewardloop.control.muscles import MuscleTorques
 from rewardloop.sim.bodies import SIDES
 from rewardloop.sim.scene import CompiledScene
-from rewardloop.sim.terrain import ground_map
+from rewardloop.sim.terrain import Terrain, ground_map, unevenness_map
 
 UPDATE_S = 0.004
 """Time between two updates of the targets and excitations (s)."""
@@ -130,18 +137,30 @@ PARAMETERS = ParameterSpace((
       "yaw_band: turns back a pelvis spinning off the heading (a foot caught on a bump or a stair's edge) and does "
       "nothing to a gait that stays within the band"),
     P("yaw_band", 0.0, 0.6, 0.25, "rad", "the heading error within which yaw_catch does nothing"),
+    P("uneven_hip", -0.2, 0.5, 0.0, "rad", "swing thigh angle added on uneven ground (in full from UNEVEN_FULL of "
+      "`terrain.unevenness_map` under the centre of mass, in proportion below): a higher reach", sighted=True),
+    P("uneven_knee", -0.2, 0.5, 0.0, "rad", "knee flexion added to both knees' curves on uneven ground (as "
+      "uneven_hip): a more crouched, compliant leg", sighted=True),
+    P("uneven_trunk", -0.2, 0.4, 0.0, "rad", "pelvis pitch added to trunk_pitch on uneven ground (as uneven_hip), "
+      "+ leaning forward", sighted=True),
+    P("uneven_ankle", -0.5, 1.0, 0.0, "-", "ankle curve's amplitude added to ankle_scale on uneven ground (as "
+      "uneven_hip)", sighted=True),
 ))
 """The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), balance and
 stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24), `path_steer`, and since
 2026-11-27 the hips' damping per leg, the clearance for a straighter swing knee and the push-off, and since
-2026-11-28 the yaw catch (their defaults change nothing).
+2026-11-28 the yaw catch and the shape on uneven ground (their defaults change nothing).
 The defaults walk a few steps at most; they are where gait searches from 'default' begin."""
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
  TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
  LOOK_LAND, LAND_AHEAD, STAIR_KNEE, PATH_STEER, STANCE_HIP_DAMPING, SWING_HIP_DAMPING,
- STANCE_HIP_RATE, VAULT, CIRCUMDUCT, HIKE, KNEE_MAX, PUSH_OFF, YAW_CATCH, YAW_BAND) = range(len(GAIT), PARAMETERS.size)
+ STANCE_HIP_RATE, VAULT, CIRCUMDUCT, HIKE, KNEE_MAX, PUSH_OFF, YAW_CATCH, YAW_BAND, UNEVEN_HIP, UNEVEN_KNEE,
+ UNEVEN_TRUNK, UNEVEN_ANKLE) = range(len(GAIT), PARAMETERS.size)
 PUSH_START, PUSH_SPAN = 0.4, 0.25
 """Where in a leg's cycle `push_off` begins, and over how much of it it acts."""
+UNEVEN_FULL = 0.003
+"""Unevenness (m, `terrain.unevenness_map`) from which the uneven_* changes act in full: the default rough
+ground's (±4 cm bumps) is 2-8 mm, 90 % of it above 3 mm."""
 FOOT_KP = 50.0
 """Torque per rad of posture error (N·m/rad) of the joints the tracker holds at neutral: subtalar and toes."""
 
@@ -163,7 +182,7 @@ class MuscleTracker:
         self.neutral = np.clip(0.0, space.low, space.high)
         """[J] the posture targets of the joints the tracker does not set (subtalar, toes)."""
         self.curves = np.ascontiguousarray(human_curves())
-        self.ground = ground_map(scene.scene.terrain)
+        self.see(scene.scene.terrain)
         self.sensors = np.array([scene.layout.sensors[name][0] for name in SENSORS], dtype=np.int64)
         self.joints = leg_columns(scene)
         rotation, _ = hip_rotators(scene)
@@ -175,11 +194,15 @@ class MuscleTracker:
             for joint, gain in ((HF, 0), (HA, 0), (HR, 0), (KN, 1), (AN, 2)):
                 self.gain_of[int(self.joints[side, joint, 3])] = gain
 
+    def see(self, terrain: Terrain) -> None:
+        """See `terrain`: the ground map and its unevenness map the kernel reads."""
+        self.ground, self.uneven = ground_map(terrain), unevenness_map(terrain)
+
     def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
         state = np.ascontiguousarray(state)
         targets = np.repeat(self.neutral[None], len(state), axis=0)
-        _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.ground, self.joints,
-                        self.sensors, self.yaw_sign, self.interval, targets)
+        _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.ground, self.uneven,
+                        self.joints, self.sensors, self.yaw_sign, self.interval, targets)
         kp = self.stiffness(params)
         torque = (kp * (targets - state[:, self.angle_index])
                   - self.damping(params, memory) * kp * self.damped_rate(state, params, memory))
@@ -230,10 +253,11 @@ def push_phase(phase: float) -> float:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _targets_kernel(state, sensed, memory, params, curves, ground, joints, sensors, yaw_sign, interval, targets):
+def _targets_kernel(state, sensed, memory, params, curves, ground, uneven, joints, sensors, yaw_sign, interval,
+                    targets):
     """Target postures for every row: [b, nstate], [b, nsensor], [b, 5] memory (in place; `gait_tracker`'s
-    columns), [b, P] params, [3, K] human curves (rad), [nx, ny] ground map, [2, 5, 4] leg columns, [2] yaw signs
-    (`hip_rotators`) -> targets [b, J] (the leg joints' columns written, in MJCF angles)."""
+    columns), [b, P] params, [3, K] human curves (rad), [nx, ny] ground map and its unevenness map, [2, 5, 4] leg
+    columns, [2] yaw signs (`hip_rotators`) -> targets [b, J] (the leg joints' columns written, in MJCF angles)."""
     angle, aim, phase = np.empty((2, 5)), np.empty((2, 5)), np.empty(2)
     for b in range(state.shape[0]):
         p, s = params[b], sensed[b]
@@ -253,21 +277,24 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, joints, senso
         if stance != before:
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]
+        com = sensors[COM]
+        rough = min(ground_at(uneven, s[com], s[com + 1]) / UNEVEN_FULL, 1.0)  # 0 flat .. 1 uneven ground
         for side in range(2):
             for j in range(5):
                 angle[side, j] = joints[side, j, 2] * state[b, 1 + int(joints[side, j, 0])]
-            aim[side, KN] = p[KNEE_OFFSET] + p[KNEE_SCALE] * curve_at(curves, 1, phase[side])
-            aim[side, AN] = (p[ANKLE_OFFSET] + p[ANKLE_SCALE] * curve_at(curves, 2, phase[side])
+            knee, ankle = curve_at(curves, 1, phase[side]), curve_at(curves, 2, phase[side])
+            aim[side, KN] = p[KNEE_OFFSET] + rough * p[UNEVEN_KNEE] + p[KNEE_SCALE] * knee
+            aim[side, AN] = (p[ANKLE_OFFSET] + (p[ANKLE_SCALE] + rough * p[UNEVEN_ANKLE]) * ankle
                              + p[SLOPE_ANKLE] * slope - p[PUSH_OFF] * push_phase(phase[side]))
         aim[swing, KN] += lift + bend_swing
         aim[stance, KN] += bend_stance - p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy,
                                     p[PATH_STEER] * heading_error)
-        aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + pitch
+        aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + rough * p[UNEVEN_HIP] + pitch
         clearing = mid_swing(phase[swing])
         aim[swing, HA] = outward * (roll - lateral - p[CIRCUMDUCT] * clearing)
         aim[swing, HR] = 0.0
-        trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope
+        trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope + rough * p[UNEVEN_TRUNK]
         aim[stance, HF] = angle[stance, HF] + p[TRUNK_GAIN] * (trunk_target - pitch) - p[TRUNK_DAMPING] * pitch_rate
         hiked = outward * p[HIKE] * clearing  # roll (+ left side up) that lifts the swing side
         aim[stance, HA] = angle[stance, HA] - outward * (p[TRUNK_GAIN] * (hiked - roll) - p[TRUNK_DAMPING] * roll_rate)
