@@ -1072,15 +1072,16 @@ def test_a_search_over_only_some_parameters_moves_those_and_refuses_a_flat_searc
 
 
 def test_the_muscle_trackers_sighted_reactions_do_nothing_on_flat_ground(myolegs_flat):
-    # The reactions to the ground seen ahead read the ground map, flat here: the flat walk with them set is the
-    # flat walk without them, to the last bit (so a search over them on rough grounds keeps the flat walk).
+    # The reactions to the ground seen ahead read the ground map, and the shape on uneven ground its unevenness,
+    # flat here: the flat walk with them set otherwise is the same walk, to the last bit (so a search over them on
+    # rough grounds keeps the flat walk).
     from rewardloop.control.muscle_tracker import PARAMETERS as TRACKER
     controller = make_controller("muscle_tracker", myolegs_flat)
     plain = shipped_gait("myolegs").vector(controller)
     seen = [column for column, p in enumerate(TRACKER.parameters) if p.sighted]
-    assert len(seen) == 5  # look_lift, look_hip, look_push, look_land, stair_knee
+    assert len(seen) == 9  # look_lift, look_hip, look_push, look_land, stair_knee, uneven_hip/knee/trunk/ankle
     sighted = plain.copy()
-    sighted[seen] = 0.5 * TRACKER.high[seen]
+    sighted[seen] = 0.5 * TRACKER.high[seen] + 0.25 * TRACKER.low[seen]
     with Simulator(myolegs_flat, nthread=2) as sim:
         rollouts = run_controller(sim, controller, np.stack([plain, sighted]), nstep=round(1.0 / myolegs_flat.dt))
     assert np.array_equal(rollouts.state[0], rollouts.state[1])
