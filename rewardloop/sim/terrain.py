@@ -144,9 +144,8 @@ def _box_mean(grid: np.ndarray, width: int) -> np.ndarray:
     for axis in range(2):
         if grid.shape[axis] <= width:
             continue
-        padded = np.concatenate([np.repeat(np.take(grid, [0], axis), half + 1, axis), grid,
-                                 np.repeat(np.take(grid, [-1], axis), half, axis)], axis=axis)
-        total = np.cumsum(padded, axis=axis)
+        total = np.cumsum(np.pad(grid, [(half + 1, half) if a == axis else (0, 0) for a in range(2)], mode="edge"),
+                          axis=axis)
         grid = (np.take(total, range(width, total.shape[axis]), axis)
                 - np.take(total, range(total.shape[axis] - width), axis)) / width
     return grid
