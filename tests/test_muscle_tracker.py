@@ -23,6 +23,7 @@ from rewardloop.control.muscle_tracker import (
     JOINTS,
     KN,
     PARAMETERS,
+    UNEVEN,
     UNEVEN_FULL,
     _targets_kernel,
 )
@@ -263,6 +264,34 @@ def test_the_shape_on_uneven_ground_grows_with_the_unevenness_under_the_centre_o
         for joint in range(len(JOINTS)):
             column, sign = int(tracker.joints[side, joint, 3]), tracker.joints[side, joint, 2]
             assert sign * (out[1, column] - out[0, column]) == pytest.approx(moved.get((side, joint), 0.0), abs=1e-6)
+
+
+def test_each_shape_on_uneven_ground_walks_as_its_gait_parameter_raised_where_the_ground_is_uneven():
+    # Started 2 m out on ±8-cm bumps (dropped from 10 cm up), the ground under the centre of mass is uneven beyond
+    # UNEVEN_FULL all along a short walk, so each UNEVEN parameter at v walks, to the last bit, as the gait parameter
+    # it shapes raised by v, and each changes the walk (the stumble's two as well: a foot lands on a bump early).
+    terrain = Terrain("rough", roughness=0.08, seed=3)
+    scene = compile_scene(Scene("myolegs", terrain, start_speed=WALKING_START_SPEED))
+    uneven = unevenness_map(terrain)
+    assert min(ground_at(uneven, x, y) for x in np.linspace(1.5, 3.5, 41) for y in np.linspace(-0.3, 0.3, 13)) \
+        >= UNEVEN_FULL
+    start = scene.initial_state.copy()
+    start[1:4] += (2.0, 0.0, 0.1)  # the root's x, y, z
+    controller = make_controller("muscle_tracker", scene)
+    level = shipped_gait("myolegs").vector(controller)
+    level[[PARAMETERS.index(name) for name, *_ in UNEVEN]] = 0.0  # its walk without a shape on uneven ground
+    rows = [level]
+    for name, base, _, high, *_ in UNEVEN:
+        shaped, raised = level.copy(), level.copy()
+        shaped[PARAMETERS.index(name)] = 0.5 * high
+        raised[PARAMETERS.index(base)] += 0.5 * high
+        rows += [shaped, raised]
+    with Simulator(scene, nthread=2) as sim:
+        state = run_controller(sim, controller, np.stack(rows), nstep=round(0.4 / scene.dt),
+                               initial_state=np.repeat(start[None], len(rows), axis=0)).state
+    for k, (name, *_) in enumerate(UNEVEN):
+        assert np.array_equal(state[1 + 2 * k], state[2 + 2 * k]), name
+        assert not np.array_equal(state[1 + 2 * k], state[0]), name
 
 
 def test_on_another_ground_the_tracker_sees_its_map_and_unevenness(legs):

@@ -1079,7 +1079,7 @@ def test_the_muscle_trackers_sighted_reactions_do_nothing_on_flat_ground(myolegs
     controller = make_controller("muscle_tracker", myolegs_flat)
     plain = shipped_gait("myolegs").vector(controller)
     seen = [column for column, p in enumerate(TRACKER.parameters) if p.sighted]
-    assert len(seen) == 9  # look_lift, look_hip, look_push, look_land, stair_knee, uneven_hip/knee/trunk/ankle
+    assert len(seen) == 17  # look_lift, look_hip, look_push, look_land, stair_knee and the 12 uneven_* (UNEVEN)
     sighted = plain.copy()
     sighted[seen] = 0.5 * TRACKER.high[seen] + 0.25 * TRACKER.low[seen]
     with Simulator(myolegs_flat, nthread=2) as sim:

@@ -31,10 +31,10 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
   measured, it did not make the main gait walk rough ground nor the stairs gait climb (README, November 28);
 - the shape on uneven ground (since 2026-11-28; 0 by default, and nothing on flat ground or a slope): the tracker
   reads how uneven the ground under the centre of mass is (`terrain.unevenness_map`, in full from UNEVEN_FULL) and
-  adds that fraction of `uneven_hip` to the swing thigh's aim, of `uneven_knee` to both knees', of `uneven_trunk` to
-  the pelvis pitch and of `uneven_ankle` to the ankles' amplitude: people walk uneven ground with more hip and knee
-  flexion than level ground (Voloshina et al. 2013, J. Exp. Biol.), and a gait searched this way keeps its level
-  walk exactly while it learns its walk over bumps;
+  adds that fraction of each `UNEVEN` parameter to the gait parameter it shapes: `uneven_hip` to `hip_offset`,
+  `uneven_knee` to `knee_offset`, `uneven_speed` to `speed`, `uneven_reach` to `land_ahead` and so on. People walk
+  uneven ground with more hip and knee flexion than level ground (Voloshina et al. 2013, J. Exp. Biol.), and a gait
+  searched this way keeps its level walk exactly while it learns its walk over bumps;
 - `push_off` (since 2026-11-27; 0 by default): each ankle plantarflexed more over the end of its stance, 40-65 % of
   its cycle (sin², most at 52.5 %, around the other foot's touchdown): people's push-off, which the fast gait
   (`gaits/myolegs-fast.json`) leans on;
@@ -99,6 +99,23 @@ JOINTS = ("hip_flexion", "hip_adduction", "hip_rotation", "knee_flexion", "ankle
 HF, HA, HR, KN, AN = range(len(JOINTS))
 
 P = Parameter
+UNEVEN = (
+    ("uneven_hip", "hip_offset", -0.2, 0.5, "rad", "a higher reach of the swing thigh"),
+    ("uneven_knee", "knee_offset", -0.2, 0.5, "rad", "a more crouched, compliant leg"),
+    ("uneven_trunk", "trunk_pitch", -0.2, 0.4, "rad", "+ leaning forward"),
+    ("uneven_ankle", "ankle_scale", -0.5, 1.0, "-", "more or less of the ankle's curve"),
+    ("uneven_speed", "speed", -0.8, 0.4, "m/s", "the speed foot placement keeps, - slower"),
+    ("uneven_width", "width", -0.1, 0.2, "m", "a wider or narrower stance"),
+    ("uneven_step", "step_time", -0.15, 0.15, "s", "shorter or longer steps"),
+    ("uneven_place", "place_pos", -1.0, 1.0, "-", "foot placement from the centre of mass, + further"),
+    ("uneven_lift", "lift", 0.0, 0.6, "rad", "more clearance over mid-swing"),
+    ("uneven_trip", "trip_lift", 0.0, 0.8, "rad", "the stumble's elevating reaction"),
+    ("uneven_reach", "land_ahead", 0.0, 0.7, "m", "a touchdown far behind the centre of mass is a stumble"),
+    ("uneven_stiffness", "stance_stiffness", -0.2, 2.0, "-", "a stiffer stance leg"),
+)
+"""The shape on uneven ground: (parameter, the parameter it adds to, low, high, unit, why). Walking uneven ground,
+people flex hip and knee more, shorten their steps, vary their width more and work their leg muscles harder
+(Voloshina et al. 2013, J. Exp. Biol.); the search finds how much. Since 2026-11-28."""
 _MUSCLE_DEFAULTS = {"step_time": 0.55, "speed": 1.2, "width": 0.05, "place_pos": 0.3, "place_vel": 0.2,
                     "place_pos_lat": 0.5, "place_vel_lat": 0.2, "trunk_pitch": 0.1}
 """Where the muscle legs' defaults differ from the humanoid tracker's: people's step time and speed, a narrow
@@ -137,14 +154,9 @@ PARAMETERS = ParameterSpace((
       "yaw_band: turns back a pelvis spinning off the heading (a foot caught on a bump or a stair's edge) and does "
       "nothing to a gait that stays within the band"),
     P("yaw_band", 0.0, 0.6, 0.25, "rad", "the heading error within which yaw_catch does nothing"),
-    P("uneven_hip", -0.2, 0.5, 0.0, "rad", "swing thigh angle added on uneven ground (in full from UNEVEN_FULL of "
-      "`terrain.unevenness_map` under the centre of mass, in proportion below): a higher reach", sighted=True),
-    P("uneven_knee", -0.2, 0.5, 0.0, "rad", "knee flexion added to both knees' curves on uneven ground (as "
-      "uneven_hip): a more crouched, compliant leg", sighted=True),
-    P("uneven_trunk", -0.2, 0.4, 0.0, "rad", "pelvis pitch added to trunk_pitch on uneven ground (as uneven_hip), "
-      "+ leaning forward", sighted=True),
-    P("uneven_ankle", -0.5, 1.0, 0.0, "-", "ankle curve's amplitude added to ankle_scale on uneven ground (as "
-      "uneven_hip)", sighted=True),
+    *(P(name, low, high, 0.0, unit, f"{base} added on uneven ground (in full from UNEVEN_FULL of "
+        f"`terrain.unevenness_map` under the centre of mass, in proportion below): {why}", sighted=True)
+      for name, base, low, high, unit, why in UNEVEN),
 ))
 """The muscle tracker's parameters, in vector order: the humanoid tracker's gait parameters (`GAIT`), balance and
 stiffness, then its reactions to the ground (`REACTIONS`, off by default; since 2026-11-24), `path_steer`, and since
@@ -154,8 +166,11 @@ The defaults walk a few steps at most; they are where gait searches from 'defaul
 (TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, STANCE_STIFFNESS, SWING_STIFFNESS, HIP_KP, KNEE_KP, ANKLE_KP, DAMPING, LIFT,
  TRIP_LIFT, SLOPE_HIP, SLOPE_TRUNK, SLOPE_ANKLE, LOOK_LIFT, LOOK_HIP, LOOK_PUSH,
  LOOK_LAND, LAND_AHEAD, STAIR_KNEE, PATH_STEER, STANCE_HIP_DAMPING, SWING_HIP_DAMPING,
- STANCE_HIP_RATE, VAULT, CIRCUMDUCT, HIKE, KNEE_MAX, PUSH_OFF, YAW_CATCH, YAW_BAND, UNEVEN_HIP, UNEVEN_KNEE,
- UNEVEN_TRUNK, UNEVEN_ANKLE) = range(len(GAIT), PARAMETERS.size)
+ STANCE_HIP_RATE, VAULT, CIRCUMDUCT, HIKE, KNEE_MAX, PUSH_OFF, YAW_CATCH, YAW_BAND) = range(len(GAIT),
+                                                                                     PARAMETERS.size - len(UNEVEN))
+UNEVEN_AT = np.array([PARAMETERS.index(name) for name, *_ in UNEVEN])
+UNEVEN_TO = np.array([PARAMETERS.index(base) for _, base, *_ in UNEVEN])
+"""The shape on uneven ground's columns, and the columns each adds to."""
 PUSH_START, PUSH_SPAN = 0.4, 0.25
 """Where in a leg's cycle `push_off` begins, and over how much of it it acts."""
 UNEVEN_FULL = 0.003
@@ -258,9 +273,14 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, uneven, joint
     """Target postures for every row: [b, nstate], [b, nsensor], [b, 5] memory (in place; `gait_tracker`'s
     columns), [b, P] params, [3, K] human curves (rad), [nx, ny] ground map and its unevenness map, [2, 5, 4] leg
     columns, [2] yaw signs (`hip_rotators`) -> targets [b, J] (the leg joints' columns written, in MJCF angles)."""
-    angle, aim, phase = np.empty((2, 5)), np.empty((2, 5)), np.empty(2)
+    angle, aim, phase, p = np.empty((2, 5)), np.empty((2, 5)), np.empty(2), np.empty(params.shape[1])
+    com = sensors[COM]
     for b in range(state.shape[0]):
-        p, s = params[b], sensed[b]
+        s = sensed[b]
+        rough = min(ground_at(uneven, s[com], s[com + 1]) / UNEVEN_FULL, 1.0)  # 0 flat .. 1 uneven ground
+        p[:] = params[b]
+        for k in range(len(UNEVEN_AT)):
+            p[UNEVEN_TO[k]] += rough * params[b, UNEVEN_AT[k]]
         before = int(memory[b, STANCE])
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         early = landing_waiver(p[LOOK_LAND], s, sensors, ground, memory[b])
@@ -277,24 +297,22 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, uneven, joint
         if stance != before:
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]
-        com = sensors[COM]
-        rough = min(ground_at(uneven, s[com], s[com + 1]) / UNEVEN_FULL, 1.0)  # 0 flat .. 1 uneven ground
         for side in range(2):
             for j in range(5):
                 angle[side, j] = joints[side, j, 2] * state[b, 1 + int(joints[side, j, 0])]
             knee, ankle = curve_at(curves, 1, phase[side]), curve_at(curves, 2, phase[side])
-            aim[side, KN] = p[KNEE_OFFSET] + rough * p[UNEVEN_KNEE] + p[KNEE_SCALE] * knee
-            aim[side, AN] = (p[ANKLE_OFFSET] + (p[ANKLE_SCALE] + rough * p[UNEVEN_ANKLE]) * ankle
+            aim[side, KN] = p[KNEE_OFFSET] + p[KNEE_SCALE] * knee
+            aim[side, AN] = (p[ANKLE_OFFSET] + p[ANKLE_SCALE] * ankle
                              + p[SLOPE_ANKLE] * slope - p[PUSH_OFF] * push_phase(phase[side]))
         aim[swing, KN] += lift + bend_swing
         aim[stance, KN] += bend_stance - p[LOOK_PUSH] * step_rise(s, sensors, ground, stance)
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[swing], fx, fy,
                                     p[PATH_STEER] * heading_error)
-        aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + rough * p[UNEVEN_HIP] + pitch
+        aim[swing, HF] = thigh + p[SLOPE_HIP] * slope + p[LOOK_HIP] * rise + pitch
         clearing = mid_swing(phase[swing])
         aim[swing, HA] = outward * (roll - lateral - p[CIRCUMDUCT] * clearing)
         aim[swing, HR] = 0.0
-        trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope + rough * p[UNEVEN_TRUNK]
+        trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope
         aim[stance, HF] = angle[stance, HF] + p[TRUNK_GAIN] * (trunk_target - pitch) - p[TRUNK_DAMPING] * pitch_rate
         hiked = outward * p[HIKE] * clearing  # roll (+ left side up) that lifts the swing side
         aim[stance, HA] = angle[stance, HA] - outward * (p[TRUNK_GAIN] * (hiked - roll) - p[TRUNK_DAMPING] * roll_rate)
