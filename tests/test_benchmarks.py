@@ -336,3 +336,39 @@ def test_find_gait_human_term_on_flat_ground_only(monkeypatch):
     lived, fell = (GaitObjective(program, 1.0, HumanLikeTargets(), flat_only=True, duration_s=duration)(features)
                    .terms["human_gait"] for duration in (1.0, 2.0))
     np.testing.assert_allclose(fell, lived - 0.5 * NO_GAIT)
+
+
+def test_walk_grounds_walks_a_gait_and_every_gait_its_search_offered_on_each_ground(tmp_path):
+    # The shipped muscle gait and the distinct gaits its search offered for validation, 0.3 s on rough grounds 200
+    # and 201, all in one batch per ground: each gait walks there what it walks alone.
+    from rewardloop.control.controllers import make_controller, run_controller
+    from rewardloop.control.metrics import batch_metrics
+    from rewardloop.sim.rollout import Simulator
+    from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+    from rewardloop.sim.terrain import Terrain
+    gait, out = ROOT / "rewardloop/control/gaits/myolegs.json", tmp_path / "grounds.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "walk_grounds.py"), str(gait), "--offered", "--first",
+                    "200", "--grounds", "2", "--duration", "0.3", "--out", str(out)],
+                   check=True, timeout=300, capture_output=True)
+    found = json.loads(out.read_text())
+    offered = json.loads(gait.read_text())["found_by"]["validation"]["offered"]
+    assert found["grounds"] == [200, 201] and 1 < len(found["results"]) <= 1 + len(offered)
+    last = found["results"][-1]
+    distances = []
+    for seed in (200, 201):
+        scene = compile_scene(Scene("myolegs", Terrain("rough", seed=seed), start_speed=WALKING_START_SPEED))
+        with Simulator(scene, nthread=1) as sim:
+            rollouts = run_controller(sim, make_controller("muscle_tracker", scene), np.array([last["params"]]),
+                                      nstep=round(0.3 / scene.dt))
+        distances.append(batch_metrics(rollouts.features(scene))[0].distance)
+    assert last["distance"] == pytest.approx(np.mean(distances), abs=1e-9)
+    assert last["walked"] == 2 and last["fell_on"] == [] and "#offered" in last["gait"]
+
+
+def test_walk_grounds_bad_input_is_one_line_and_exit_code_2(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "walk_grounds.py"),
+                             str(ROOT / "rewardloop/control/gaits/myolegs.json"),
+                             str(ROOT / "rewardloop/control/gaits/humanoid.json")],
+                            timeout=120, capture_output=True, text=True)
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "is a gait_tracker gait of humanoid, not a muscle_tracker gait of myolegs" in result.stderr
