@@ -339,14 +339,15 @@ def test_find_gait_human_term_on_flat_ground_only(monkeypatch):
 
 
 def test_walk_grounds_walks_a_gait_and_every_gait_its_search_offered_on_each_ground(tmp_path):
-    # The shipped muscle gait and the distinct gaits its search offered for validation, 0.3 s on rough grounds 200
-    # and 201, all in one batch per ground: each gait walks there what it walks alone.
+    # A search's gait (the uneven-table search of seed 1702) and the distinct gaits it offered for validation, 0.3 s
+    # on rough grounds 200 and 201, all in one batch per ground: each gait walks there what it walks alone.
     from rewardloop.control.controllers import make_controller, run_controller
     from rewardloop.control.metrics import batch_metrics
     from rewardloop.sim.rollout import Simulator
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
     from rewardloop.sim.terrain import Terrain
-    gait, out = ROOT / "rewardloop/control/gaits/myolegs.json", tmp_path / "grounds.json"
+    gait = ROOT / "benchmarks/results/gait_myolegs_tracker_uneven_table_s1702.json"
+    out = tmp_path / "grounds.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "walk_grounds.py"), str(gait), "--offered", "--first",
                     "200", "--grounds", "2", "--duration", "0.3", "--out", str(out)],
                    check=True, timeout=300, capture_output=True)
@@ -372,3 +373,44 @@ def test_walk_grounds_bad_input_is_one_line_and_exit_code_2(tmp_path):
                             timeout=120, capture_output=True, text=True)
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "is a gait_tracker gait of humanoid, not a muscle_tracker gait of myolegs" in result.stderr
+
+
+def test_grid_gait_walks_every_setting_and_noise_draw_as_that_gait_alone(tmp_path, monkeypatch):
+    # Two settings of turn_rate × one of path_steer, 2 draws each (as set, then ±1 % noise), 0.3 s on flat ground:
+    # each row of the grid is the gait with those values (noise drawn per draw, the same for every setting), and
+    # what the script reports for a setting is what its rows walk alone.
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from grid_gait import grid_rows
+
+    from rewardloop.control.controllers import make_controller, run_controller
+    from rewardloop.control.metrics import batch_metrics
+    from rewardloop.control.policy import Policy
+    from rewardloop.sim.rollout import Simulator
+    from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+    gait, out = ROOT / "rewardloop/control/gaits/myolegs.json", tmp_path / "grid.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grid_gait.py"), "--gait", str(gait), "--grid",
+                    "turn_rate=-0.5:0.5", "path_steer=0.15", "--draws", "2", "--duration", "0.3", "--out", str(out)],
+                   check=True, timeout=300, capture_output=True)
+    found = json.loads(out.read_text())["results"]
+    assert [r["set"] for r in found] == [{"turn_rate": rate, "path_steer": 0.15} for rate in (-0.5, 0.5)]
+    scene = compile_scene(Scene("myolegs", start_speed=WALKING_START_SPEED))
+    controller = make_controller("muscle_tracker", scene)
+    vector = Policy.load(gait).vector(controller)
+    columns = [controller.space.index("turn_rate"), controller.space.index("path_steer")]
+    rows = grid_rows(vector, columns, [(-0.5, 0.15), (0.5, 0.15)], 2, 0.01)
+    assert rows[0, columns].tolist() == [-0.5, 0.15] and rows[2, columns].tolist() == [0.5, 0.15]
+    assert np.allclose(rows[3, columns] / rows[2, columns], rows[1, columns] / rows[0, columns])
+    assert 0 < np.abs(rows[1, columns] / rows[0, columns] - 1).max() <= 0.01
+    assert np.array_equal(np.delete(rows, columns, axis=1), np.repeat(np.delete(vector, columns)[None], 4, axis=0))
+    with Simulator(scene, nthread=1) as sim:
+        metrics = batch_metrics(run_controller(sim, controller, rows[2:], nstep=round(0.3 / scene.dt)).features(scene))
+    assert found[1]["walked"] == 2 and found[1]["distance"] == pytest.approx(np.mean([m.distance for m in metrics]))
+    assert found[1]["turned_deg"] == pytest.approx([round(np.degrees(m.heading_change), 1) for m in metrics])
+
+
+def test_grid_gait_bad_input_is_one_line_and_exit_code_2():
+    for grid in (["turn_rate=9"], ["no_such=1"], ["turn_rate=a:b"]):
+        result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grid_gait.py"), "--gait",
+                                 str(ROOT / "rewardloop/control/gaits/myolegs.json"), "--grid", *grid],
+                                timeout=120, capture_output=True, text=True)
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr

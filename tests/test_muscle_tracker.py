@@ -350,14 +350,14 @@ def test_standing_a_step_up_straightens_the_stance_knee_by_look_push(rise):
 
 
 def test_the_tracker_measures_the_slope_at_each_touchdown():
-    # On the 5° slope, the shipped gait's first touchdown after the start comes within 0.8 s; the slope between
-    # the feet's lowest points then reads the ground's within a degree.
+    # On the 5° slope, the shipped slope gait's first touchdown after the start comes within 0.8 s; the slope
+    # between the feet's lowest points then reads the ground's within a degree.
     scene = compile_scene(Scene("myolegs", Terrain("slope", slope_deg=5.0), start_speed=WALKING_START_SPEED))
     tracker = make_controller("muscle_tracker", scene)
     carry = Carry.fresh(tracker, scene, 1)
     with Simulator(scene, nthread=1) as sim:
-        run_controller(sim, tracker, shipped_gait("myolegs").vector(tracker)[None], nstep=round(0.8 / scene.dt),
-                       carry=carry)
+        run_controller(sim, tracker, Policy.load(GAITS / "myolegs-slope.json").vector(tracker)[None],
+                       nstep=round(0.8 / scene.dt), carry=carry)
     assert carry.memory[0, STANCE] == 1.0
     assert np.degrees(carry.memory[0, SLOPE]) == pytest.approx(5.0, abs=1.0)
 

@@ -1,0 +1,106 @@
+"""Walk a gait over a grid of settings of some of its parameters, each setting with draws of noise on them.
+
+    .venv/bin/python benchmarks/grid_gait.py --gait rewardloop/control/gaits/myolegs.json \\
+        --grid turn_rate=-0.14:-0.16:-0.18:-0.20 path_steer=0.1:0.15:0.2:0.25 --draws 8 --out grid.json
+
+Hand-set gaits (`set_gait.py`: the turning gaits) are picked from such a grid. Every combination of the values given
+walks 10 s from the walking start, as set (draw 0) and with draws 1, 2, ... of uniform ±--noise relative noise on the
+gridded parameters (the same draws for every setting, kept within bounds), all in one batched rollout. Prints, per
+setting, how many draws walked without a fall, their heading change (degrees, + left) and mean distance; --out writes
+them with the command. A setting that walks every draw on one machine can fall on another (the arithmetic differs in
+the last digits and the motion is chaotic): pick one whose draws and neighbours walk. Minutes, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import itertools
+import json
+import platform
+import sys
+from pathlib import Path
+
+import numpy as np
+from find_gait import ground, named_numbers
+
+from rewardloop.control.controllers import make_controller, run_controller
+from rewardloop.control.metrics import batch_metrics, fall_mask
+from rewardloop.control.policy import Policy
+from rewardloop.errors import UserError, run_script
+from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--gait", required=True, help="the gait file whose parameters are set")
+    parser.add_argument("--grid", nargs="+", required=True, metavar="NAME=V1:V2:...", help="values to try")
+    parser.add_argument("--draws", type=int, default=8, help="motions per setting: as set, then noise draws")
+    parser.add_argument("--noise", type=float, default=0.01, help="relative noise on the gridded parameters")
+    parser.add_argument("--terrain", default="flat", metavar="KIND[:VALUE]",
+                        help="ground: flat, rough[:SEED], slope[:DEGREES] or stairs[:RISE_M]")
+    parser.add_argument("--duration", type=float, default=10.0, help="seconds each motion lasts")
+    parser.add_argument("--threads", type=int, default=1, help="simulation threads")
+    parser.add_argument("--out", type=Path, help="write the results here (json)")
+    args = parser.parse_args(argv)
+    if args.draws < 1 or args.noise < 0 or args.duration <= 0:
+        raise UserError(f"--draws takes a count >= 1, --noise a fraction >= 0 and --duration seconds > 0, got "
+                        f"{args.draws}, {args.noise}, {args.duration}")
+    return args
+
+
+def grid_values(items: list[str]) -> dict[str, tuple[float, ...]]:
+    """['name=v1:v2', ...] -> {name: (v1, v2)}; a one-line UserError for anything else."""
+    grid = dict(named_numbers(item, "--grid", "NAME=V1:V2:...") for item in items)
+    if len(grid) != len(items) or not all(grid):
+        raise UserError(f"--grid takes each parameter once, as NAME=V1:V2:..., got {' '.join(items)}")
+    return grid
+
+
+def grid_rows(vector: np.ndarray, columns: list[int], settings: list[tuple[float, ...]], draws: int,
+              noise: float) -> np.ndarray:
+    """[S·D, P] the gait's vector with each setting in `columns`, draw 0 as set and draw d ≥ 1 scaled by
+    1 + U(-noise, noise) from generator seed d (the same draws for every setting)."""
+    scale = np.ones((draws, len(columns)))
+    for draw in range(1, draws):
+        scale[draw] = 1.0 + np.random.default_rng(draw).uniform(-noise, noise, len(columns))
+    rows = np.repeat(vector[None], len(settings) * draws, axis=0)
+    rows[:, columns] = (np.asarray(settings)[:, None, :] * scale[None]).reshape(-1, len(columns))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    policy, grid, terrain = Policy.load(args.gait), grid_values(args.grid), ground(args.terrain, "--terrain")
+    scene = compile_scene(Scene(policy.body, terrain, start_speed=WALKING_START_SPEED))
+    controller = make_controller(policy.controller, scene)
+    vector = policy.vector(controller)
+    columns = [controller.space.index(name) for name in grid]  # a UserError names an unknown parameter
+    settings = list(itertools.product(*grid.values()))
+    for setting in settings:  # a UserError for a value outside its parameter's bounds
+        controller.space.vector(dict(zip(grid, setting, strict=True)), vector)
+    rows = np.clip(grid_rows(vector, columns, settings, args.draws, args.noise), controller.space.low,
+                   controller.space.high)
+    with Simulator(scene, nthread=args.threads) as sim:
+        features = run_controller(sim, controller, rows, nstep=round(args.duration / scene.dt)).features(scene)
+    walked = ~fall_mask(features).any(axis=1).reshape(len(settings), args.draws)
+    metrics = batch_metrics(features)
+    turned = np.degrees([m.heading_change for m in metrics]).reshape(len(settings), args.draws)
+    distance = np.array([m.distance for m in metrics]).reshape(len(settings), args.draws)
+    results = []
+    for setting, row_walked, row_turned, row_distance in zip(settings, walked, turned, distance, strict=True):
+        results.append({"set": dict(zip(grid, setting, strict=True)), "walked": int(row_walked.sum()),
+                        "turned_deg": row_turned.round(1).tolist(), "distance": float(row_distance.mean())})
+        named = " ".join(f"{name}={value:g}" for name, value in results[-1]["set"].items())
+        print(f"{named}: walked {results[-1]['walked']} of {args.draws}, turned {np.round(row_turned).astype(int)}°, "
+              f"{row_distance.mean():.1f} m")
+    if args.out:
+        args.out.write_text(json.dumps({
+            "script": "benchmarks/grid_gait.py", "argv": sys.argv[1:] if argv is None else argv,
+            "terrain": terrain.describe(), "date": datetime.date.today().isoformat(),
+            "machine": platform.processor() or platform.machine(), "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    run_script(main, "grid_gait.py")
