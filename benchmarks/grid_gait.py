@@ -6,8 +6,9 @@
 Hand-set gaits (`set_gait.py`: the turning gaits) are picked from such a grid. Every combination of the values given
 walks 10 s from the walking start, as set (draw 0) and with draws 1, 2, ... of uniform ±--noise relative noise on the
 gridded parameters (the same draws for every setting, kept within bounds), all in one batched rollout. Prints, per
-setting, how many draws walked without a fall, their heading change (degrees, + left) and mean distance; --out writes
-them with the command. A setting that walks every draw on one machine can fall on another (the arithmetic differs in
+setting, how many draws walked without a fall, their heading change (degrees, + left), mean distance, mean pelvis yaw
+range (degrees, peak to peak) and how many draws met every human-like target (`critic.likeness`); --out writes them
+with the command. A setting that walks every draw on one machine can fall on another (the arithmetic differs in
 the last digits and the motion is chaotic): pick one whose draws and neighbours walk. Minutes, not a test.
 """
 
@@ -27,6 +28,8 @@ from find_gait import ground, named_numbers
 from rewardloop.control.controllers import make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.policy import Policy
+from rewardloop.critic.gait import analyze_gait
+from rewardloop.critic.likeness import met
 from rewardloop.errors import UserError, run_script
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
@@ -70,6 +73,12 @@ def grid_rows(vector: np.ndarray, columns: list[int], settings: list[tuple[float
     return rows
 
 
+def _mean(values: np.ndarray) -> float | None:
+    """The mean of the finite values (None if none is: motions without strides)."""
+    finite = values[np.isfinite(values)]
+    return float(finite.mean()) if finite.size else None
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     policy, grid, terrain = Policy.load(args.gait), grid_values(args.grid), ground(args.terrain, "--terrain")
@@ -88,13 +97,19 @@ def main(argv: list[str] | None = None) -> None:
     metrics = batch_metrics(features)
     turned = np.degrees([m.heading_change for m in metrics]).reshape(len(settings), args.draws)
     distance = np.array([m.distance for m in metrics]).reshape(len(settings), args.draws)
+    analysis = analyze_gait(features)
+    yaw = analysis.measures.pelvis_yaw_range.reshape(len(settings), args.draws)
+    human = np.logical_and.reduce(list(met(analysis).values())).reshape(len(settings), args.draws)
     results = []
-    for setting, row_walked, row_turned, row_distance in zip(settings, walked, turned, distance, strict=True):
+    for setting, row_walked, row_turned, row_distance, row_yaw, row_human in zip(
+            settings, walked, turned, distance, yaw, human, strict=True):
         results.append({"set": dict(zip(grid, setting, strict=True)), "walked": int(row_walked.sum()),
-                        "turned_deg": row_turned.round(1).tolist(), "distance": float(row_distance.mean())})
+                        "turned_deg": row_turned.round(1).tolist(), "distance": float(row_distance.mean()),
+                        "pelvis_yaw_deg": _mean(row_yaw), "human_like": int(row_human.sum())})
         named = " ".join(f"{name}={value:g}" for name, value in results[-1]["set"].items())
+        yaw_deg = results[-1]["pelvis_yaw_deg"] or float("nan")
         print(f"{named}: walked {results[-1]['walked']} of {args.draws}, turned {np.round(row_turned).astype(int)}°, "
-              f"{row_distance.mean():.1f} m")
+              f"{row_distance.mean():.1f} m, pelvis yaw {yaw_deg:.1f}°, human-like {row_human.sum()}")
     if args.out:
         args.out.write_text(json.dumps({
             "script": "benchmarks/grid_gait.py", "argv": sys.argv[1:] if argv is None else argv,

@@ -6,6 +6,7 @@ Every rollout here is short (at most 0.5 s of simulated time, batches of at most
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import itertools
 import json
@@ -451,10 +452,36 @@ def test_the_start_is_kept_where_the_found_gait_falls_sooner_after_the_trials(hu
         assert search.held(sim, falls, walks, 3.0) is walks
         assert search.held(sim, walks, falls, 3.0) is walks
         assert search.held(sim, falls, walks, 0.0) is falls  # off
-        assert search.steps == 2 * 2 * 400
+        assert search.steps == 2 * 2 * (1 + TINY_SEARCH.hold_draws) * 400  # as found and under each noise draw
         with load_reward(RewardProgram.from_source(LOW), trusted=True) as low:
             lying = PolicySearch(humanoid_walking, controller, low, TINY_SEARCH, duration_s=0.5, seed=0)
             assert lying.held(sim, falls, walks, 3.0) is falls
+
+
+def test_the_hold_ranks_by_the_mean_return_over_the_same_noise_draws_for_both(humanoid_walking, walk):
+    # The shipped gait and a copy with 10 % longer steps, 0.3-s trials, a hold check twice as long, 3 draws of ±20 %
+    # noise: the gait kept is the one the walk ranks higher on average over its 4 runs, each draw the same relative
+    # noise for both (replayed here from a copy of the search's generator, by plain rollouts); either order of the
+    # two keeps the same one.
+    gait = shipped_gait("humanoid")
+    controller = make_controller(gait.controller, humanoid_walking)
+    walks = gait.vector(controller)
+    other = walks.copy()
+    other[controller.space.index("step_time")] *= 1.1
+    config = dataclasses.replace(TINY_SEARCH, hold_draws=3, hold_noise=0.2)
+    space, kept = controller.space, []
+    with Simulator(humanoid_walking, nthread=2) as sim:
+        for found, start in ((other, walks), (walks, other)):
+            search = PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.3, seed=4)
+            rng = copy.deepcopy(search.rng)
+            kept.append(search.held(sim, found, start, 1.0))
+            pair = np.stack([found, start])
+            runs = [pair, *(np.clip(pair * (1 + rng.uniform(-0.2, 0.2, size=(1, space.size))), space.low, space.high)
+                            for _ in range(3))]
+            rollouts = run_controller(sim, controller, np.vstack(runs), nstep=round(0.6 / humanoid_walking.dt))
+            found_return, start_return = walk(rollouts.features(humanoid_walking)).returns().reshape(4, 2).mean(axis=0)
+            assert kept[-1] is (start if start_return > found_return else found)
+    assert kept[0] is kept[1]
 
 
 @pytest.mark.parametrize("kind", sorted(CONTROLLERS))

@@ -12,8 +12,9 @@ The search works in parameters normalised to [0, 1] between each parameter's bou
 warm-start vector (a shipped gait) and keeps the best candidate it has seen. A body with several shipped gaits
 has each scored as it is under the reward (one run of each, with the search's perturbations), and the search runs
 from the best of them with the whole time limit: the reward picks the gait (and the controller) to start from.
-The gait it found then runs half as long again as the trials beside its start, and gives way to the start where
-it falls sooner and the reward ranks the start higher over that longer motion (SearchConfig.hold).
+The gait it found then runs half as long again as the trials beside its start, as they are and under small
+parameter noise, and gives way to the start where the reward ranks the start higher on average over those longer
+motions (SearchConfig.hold): a gait that won its trials by the luck of the exact numbers does not replace the start.
 """
 
 from __future__ import annotations
@@ -318,11 +319,14 @@ class PolicySearch:
         """[N, P] -> one [N, P] batch per run: unperturbed, one per push, one per parameter-noise draw. Each draw
         is the same relative noise for every candidate (common random numbers), so candidates compete fairly."""
         config = self.config.perturbations
-        runs = [params] * (1 + len(self.pushes))
-        for _ in range(config.noise_draws):
-            noise = self.rng.uniform(-config.param_noise, config.param_noise, size=(1, params.shape[1]))
-            runs.append(np.clip(params * (1 + noise), self.controller.space.low, self.controller.space.high))
-        return runs
+        return [params] * (1 + len(self.pushes)) + self._noised(params, config.noise_draws, config.param_noise)
+
+    def _noised(self, params: np.ndarray, draws: int, noise: float) -> list[np.ndarray]:
+        """[N, P] -> `draws` [N, P] batches, each under one draw of relative noise within ±`noise` on every
+        parameter, the same for every candidate (common random numbers), clipped to the bounds."""
+        space = self.controller.space
+        return [np.clip(params * (1 + self.rng.uniform(-noise, noise, size=(1, params.shape[1]))), space.low,
+                        space.high) for _ in range(draws)]
 
     def score_start(self, sim: Simulator, start: np.ndarray) -> Scores:
         """The scores of [P] `start` as it is, on freshly drawn grounds (the search's first evaluation)."""
@@ -388,17 +392,21 @@ class PolicySearch:
         return challenger_scores.averaged(first), incumbent_scores.averaged(second)
 
     def held(self, sim: Simulator, found: np.ndarray, start: np.ndarray, hold: float) -> np.ndarray:
-        """[P] `found`, or [P] `start` where, in a motion (1 + `hold`) times as long as the search's trials (both
-        unperturbed, on `sim`'s scene), `found` falls sooner and the reward ranks `start` higher over the whole
-        motion, falls included (a start that stays up only by turning on the spot does not replace a gait that
-        walks the motion and falls after it)."""
+        """[P] `found`, or [P] `start` where the reward ranks `start` higher on average over motions (1 + `hold`)
+        times as long as the search's trials, on `sim`'s scene: both as they are and under the same
+        `config.hold_draws` draws of ±`config.hold_noise` relative parameter noise, falls included (a start that
+        stays up only by turning on the spot does not replace a gait that walks the motion and falls after it; a
+        gait that won its trials by the luck of the exact numbers does not replace the start)."""
         if hold <= 0 or np.array_equal(found, start):
             return found
         nstep = self.nstep + max(1, round(hold * self.nstep))
-        fell_at, returns = lookahead(sim, self.controller, np.stack([found, start]), self.reward, self.initial_state,
-                                     Carry.fresh(self.controller, self.scene, 1), nstep)
-        self.steps += 2 * nstep
-        return start if fell_at[0] < fell_at[1] and returns[1] > returns[0] else found
+        pair = np.stack([found, start])
+        runs = np.vstack([pair, *self._noised(pair, self.config.hold_draws, self.config.hold_noise)])
+        _, returns = lookahead(sim, self.controller, runs, self.reward, self.initial_state,
+                               Carry.fresh(self.controller, self.scene, 1), nstep)
+        self.steps += len(runs) * nstep
+        found_return, start_return = returns.reshape(-1, 2).mean(axis=0)
+        return start if start_return > found_return else found
 
     def _out_of_time(self, begin: float) -> bool:
         return self.config.max_seconds is not None and time.perf_counter() - begin > self.config.max_seconds
