@@ -5,11 +5,12 @@
 
 Hand-set gaits (`set_gait.py`: the turning gaits) are picked from such a grid. Every combination of the values given
 walks 10 s from the walking start, as set (draw 0) and with draws 1, 2, ... of uniform ±--noise relative noise on the
-gridded parameters (the same draws for every setting, kept within bounds), all in one batched rollout. Prints, per
-setting, how many draws walked without a fall, their heading change (degrees, + left), mean distance, mean pelvis yaw
-range (degrees, peak to peak) and how many draws met every human-like target (`critic.likeness`); --out writes them
-with the command. A setting that walks every draw on one machine can fall on another (the arithmetic differs in
-the last digits and the motion is chaotic): pick one whose draws and neighbours walk. Minutes, not a test.
+gridded parameters (with --noise-all on every parameter; the same draws for every setting, kept within bounds), all
+in one batched rollout. Prints, per setting, how many draws walked without a fall, their heading change (degrees,
++ left), mean distance, mean pelvis yaw range (degrees, peak to peak) and how many draws met every human-like target
+(`critic.likeness`); --out writes them, each draw's distance and the command. A setting that walks every draw on one
+machine can fall on another (the arithmetic differs in the last digits and the motion is chaotic): pick one whose
+draws and neighbours walk. Minutes, not a test.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--grid", nargs="+", required=True, metavar="NAME=V1:V2:...", help="values to try")
     parser.add_argument("--draws", type=int, default=8, help="motions per setting: as set, then noise draws")
     parser.add_argument("--noise", type=float, default=0.01, help="relative noise on the gridded parameters")
+    parser.add_argument("--noise-all", action="store_true",
+                        help="the noise on every parameter of the gait (how far a gait is from a cliff: one that "
+                             "falls under ±0.1 %% falls on another CPU)")
     parser.add_argument("--terrain", default="flat", metavar="KIND[:VALUE]",
                         help="ground: flat, rough[:SEED], slope[:DEGREES] or stairs[:RISE_M]")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds each motion lasts")
@@ -62,14 +66,17 @@ def grid_values(items: list[str]) -> dict[str, tuple[float, ...]]:
 
 
 def grid_rows(vector: np.ndarray, columns: list[int], settings: list[tuple[float, ...]], draws: int,
-              noise: float) -> np.ndarray:
-    """[S·D, P] the gait's vector with each setting in `columns`, draw 0 as set and draw d ≥ 1 scaled by
-    1 + U(-noise, noise) from generator seed d (the same draws for every setting)."""
-    scale = np.ones((draws, len(columns)))
+              noise: float, noisy: list[int] | None = None) -> np.ndarray:
+    """[S·D, P] the gait's vector with each setting in `columns`, draw 0 as set and draw d ≥ 1 with the `noisy`
+    columns (default: `columns`) scaled by 1 + U(-noise, noise) from generator seed d (the same draws for every
+    setting)."""
+    noisy = columns if noisy is None else noisy
+    scale = np.ones((draws, len(noisy)))
     for draw in range(1, draws):
-        scale[draw] = 1.0 + np.random.default_rng(draw).uniform(-noise, noise, len(columns))
+        scale[draw] = 1.0 + np.random.default_rng(draw).uniform(-noise, noise, len(noisy))
     rows = np.repeat(vector[None], len(settings) * draws, axis=0)
-    rows[:, columns] = (np.asarray(settings)[:, None, :] * scale[None]).reshape(-1, len(columns))
+    rows[:, columns] = np.repeat(np.asarray(settings, dtype=float), draws, axis=0)
+    rows[:, noisy] *= np.tile(scale, (len(settings), 1))
     return rows
 
 
@@ -89,7 +96,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = list(itertools.product(*grid.values()))
     for setting in settings:  # a UserError for a value outside its parameter's bounds
         controller.space.vector(dict(zip(grid, setting, strict=True)), vector)
-    rows = np.clip(grid_rows(vector, columns, settings, args.draws, args.noise), controller.space.low,
+    noisy = list(range(len(vector))) if args.noise_all else columns
+    rows = np.clip(grid_rows(vector, columns, settings, args.draws, args.noise, noisy), controller.space.low,
                    controller.space.high)
     with Simulator(scene, nthread=args.threads) as sim:
         features = run_controller(sim, controller, rows, nstep=round(args.duration / scene.dt)).features(scene)
@@ -105,6 +113,7 @@ def main(argv: list[str] | None = None) -> None:
             settings, walked, turned, distance, yaw, human, strict=True):
         results.append({"set": dict(zip(grid, setting, strict=True)), "walked": int(row_walked.sum()),
                         "turned_deg": row_turned.round(1).tolist(), "distance": float(row_distance.mean()),
+                        "distances": row_distance.round(2).tolist(),
                         "pelvis_yaw_deg": _mean(row_yaw), "human_like": int(row_human.sum())})
         named = " ".join(f"{name}={value:g}" for name, value in results[-1]["set"].items())
         yaw_deg = results[-1]["pelvis_yaw_deg"] or float("nan")

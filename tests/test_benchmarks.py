@@ -385,6 +385,8 @@ def test_grid_gait_walks_every_setting_and_noise_draw_as_that_gait_alone(tmp_pat
     from rewardloop.control.controllers import make_controller, run_controller
     from rewardloop.control.metrics import batch_metrics
     from rewardloop.control.policy import Policy
+    from rewardloop.critic.gait import analyze_gait
+    from rewardloop.critic.likeness import met
     from rewardloop.sim.rollout import Simulator
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
     gait, out = ROOT / "rewardloop/control/gaits/myolegs.json", tmp_path / "grid.json"
@@ -402,10 +404,21 @@ def test_grid_gait_walks_every_setting_and_noise_draw_as_that_gait_alone(tmp_pat
     assert np.allclose(rows[3, columns] / rows[2, columns], rows[1, columns] / rows[0, columns])
     assert 0 < np.abs(rows[1, columns] / rows[0, columns] - 1).max() <= 0.01
     assert np.array_equal(np.delete(rows, columns, axis=1), np.repeat(np.delete(vector, columns)[None], 4, axis=0))
+    # --noise-all: draw d scales every parameter by 1 + U(±noise) from generator seed d, the setting included
+    everything = grid_rows(vector, columns, [(-0.5, 0.15)], 2, 0.01, list(range(len(vector))))
+    setting = vector.copy()
+    setting[columns] = [-0.5, 0.15]
+    assert np.array_equal(everything[0], setting)
+    draw = 1 + np.random.default_rng(1).uniform(-0.01, 0.01, len(vector))
+    np.testing.assert_allclose(everything[1], setting * draw)
     with Simulator(scene, nthread=1) as sim:
-        metrics = batch_metrics(run_controller(sim, controller, rows[2:], nstep=round(0.3 / scene.dt)).features(scene))
+        features = run_controller(sim, controller, rows[2:], nstep=round(0.3 / scene.dt)).features(scene)
+    metrics, analysis = batch_metrics(features), analyze_gait(features)
     assert found[1]["walked"] == 2 and found[1]["distance"] == pytest.approx(np.mean([m.distance for m in metrics]))
     assert found[1]["turned_deg"] == pytest.approx([round(np.degrees(m.heading_change), 1) for m in metrics])
+    # 0.3 s holds no stride: no pelvis yaw range to report, and no human-like walk
+    assert np.isnan(analysis.measures.pelvis_yaw_range).all() and found[1]["pelvis_yaw_deg"] is None
+    assert found[1]["human_like"] == int(np.logical_and.reduce(list(met(analysis).values())).sum()) == 0
 
 
 def test_grid_gait_bad_input_is_one_line_and_exit_code_2():
