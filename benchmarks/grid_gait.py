@@ -7,10 +7,11 @@ Hand-set gaits (`set_gait.py`: the turning gaits) are picked from such a grid. E
 walks 10 s from the walking start, as set (draw 0) and with draws 1, 2, ... of uniform ±--noise relative noise on the
 gridded parameters (with --noise-all on every parameter; the same draws for every setting, kept within bounds), all
 in one batched rollout. Prints, per setting, how many draws walked without a fall, their heading change (degrees,
-+ left), mean distance, mean pelvis yaw range (degrees, peak to peak) and how many draws met every human-like target
-(`critic.likeness`); --out writes them, each draw's distance and the command. A setting that walks every draw on one
-machine can fall on another (the arithmetic differs in the last digits and the motion is chaotic): pick one whose
-draws and neighbours walk. Minutes, not a test.
++ left), mean distance, mean sideways drift, mean pelvis yaw range (degrees, peak to peak), how many draws met every
+human-like target (`critic.likeness`) and, with --reward, the mean return under that canonical program; --out
+writes them, each draw's distance and the command. A setting that walks every draw on one machine can fall on
+another (the arithmetic differs in the last digits and the motion is chaotic): pick one whose draws and neighbours
+walk. Minutes, not a test.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from rewardloop.control.policy import Policy
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import met
 from rewardloop.errors import UserError, run_script
+from rewardloop.reward.canonical import canonical
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
 
@@ -47,6 +49,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                              "falls under ±0.1 %% falls on another CPU)")
     parser.add_argument("--terrain", default="flat", metavar="KIND[:VALUE]",
                         help="ground: flat, rough[:SEED], slope[:DEGREES] or stairs[:RISE_M]")
+    parser.add_argument("--reward", metavar="NAME", help="also score each motion under this canonical reward "
+                        "program (e.g. walk): its mean return per setting")
+    parser.add_argument("--reward-speed", type=float, metavar="M_S", help="the --reward program's target speed")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds each motion lasts")
     parser.add_argument("--threads", type=int, default=1, help="simulation threads")
     parser.add_argument("--out", type=Path, help="write the results here (json)")
@@ -54,6 +59,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.draws < 1 or args.noise < 0 or args.duration <= 0:
         raise UserError(f"--draws takes a count >= 1, --noise a fraction >= 0 and --duration seconds > 0, got "
                         f"{args.draws}, {args.noise}, {args.duration}")
+    if args.reward_speed is not None and args.reward is None:
+        raise UserError("--reward-speed sets the target speed of a --reward program; name one with --reward")
     return args
 
 
@@ -89,6 +96,7 @@ def _mean(values: np.ndarray) -> float | None:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     policy, grid, terrain = Policy.load(args.gait), grid_values(args.grid), ground(args.terrain, "--terrain")
+    reward = None if args.reward is None else canonical(args.reward, speed=args.reward_speed).evaluate_trusted
     scene = compile_scene(Scene(policy.body, terrain, start_speed=WALKING_START_SPEED))
     controller = make_controller(policy.controller, scene)
     vector = policy.vector(controller)
@@ -105,20 +113,25 @@ def main(argv: list[str] | None = None) -> None:
     metrics = batch_metrics(features)
     turned = np.degrees([m.heading_change for m in metrics]).reshape(len(settings), args.draws)
     distance = np.array([m.distance for m in metrics]).reshape(len(settings), args.draws)
+    drift = np.array([abs(m.lateral_drift) for m in metrics]).reshape(len(settings), args.draws)
+    returns = (np.full(len(rows), np.nan) if reward is None else reward(features).returns()).reshape(drift.shape)
     analysis = analyze_gait(features)
     yaw = analysis.measures.pelvis_yaw_range.reshape(len(settings), args.draws)
     human = np.logical_and.reduce(list(met(analysis).values())).reshape(len(settings), args.draws)
     results = []
-    for setting, row_walked, row_turned, row_distance, row_yaw, row_human in zip(
-            settings, walked, turned, distance, yaw, human, strict=True):
+    for setting, row_walked, row_turned, row_distance, row_drift, row_yaw, row_human, row_returns in zip(
+            settings, walked, turned, distance, drift, yaw, human, returns, strict=True):
         results.append({"set": dict(zip(grid, setting, strict=True)), "walked": int(row_walked.sum()),
                         "turned_deg": row_turned.round(1).tolist(), "distance": float(row_distance.mean()),
-                        "distances": row_distance.round(2).tolist(),
-                        "pelvis_yaw_deg": _mean(row_yaw), "human_like": int(row_human.sum())})
+                        "distances": row_distance.round(2).tolist(), "lateral_drift_m": float(row_drift.mean()),
+                        "pelvis_yaw_deg": _mean(row_yaw), "human_like": int(row_human.sum()),
+                        "return": _mean(row_returns)})
         named = " ".join(f"{name}={value:g}" for name, value in results[-1]["set"].items())
         yaw_deg = results[-1]["pelvis_yaw_deg"] or float("nan")
+        scored = "" if reward is None else f", return {row_returns.mean():.3f} under {args.reward}"
         print(f"{named}: walked {results[-1]['walked']} of {args.draws}, turned {np.round(row_turned).astype(int)}°, "
-              f"{row_distance.mean():.1f} m, pelvis yaw {yaw_deg:.1f}°, human-like {row_human.sum()}")
+              f"{row_distance.mean():.1f} m, {row_drift.mean():.2f} m sideways, pelvis yaw {yaw_deg:.1f}°, "
+              f"human-like {row_human.sum()}{scored}")
     if args.out:
         args.out.write_text(json.dumps({
             "script": "benchmarks/grid_gait.py", "argv": sys.argv[1:] if argv is None else argv,

@@ -387,11 +387,13 @@ def test_grid_gait_walks_every_setting_and_noise_draw_as_that_gait_alone(tmp_pat
     from rewardloop.control.policy import Policy
     from rewardloop.critic.gait import analyze_gait
     from rewardloop.critic.likeness import met
+    from rewardloop.reward.canonical import canonical
     from rewardloop.sim.rollout import Simulator
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
     gait, out = ROOT / "rewardloop/control/gaits/myolegs.json", tmp_path / "grid.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grid_gait.py"), "--gait", str(gait), "--grid",
-                    "turn_rate=-0.5:0.5", "path_steer=0.15", "--draws", "2", "--duration", "0.3", "--out", str(out)],
+                    "turn_rate=-0.5:0.5", "path_steer=0.15", "--draws", "2", "--duration", "0.3", "--reward", "walk",
+                    "--reward-speed", "1.8", "--out", str(out)],
                    check=True, timeout=300, capture_output=True)
     found = json.loads(out.read_text())["results"]
     assert [r["set"] for r in found] == [{"turn_rate": rate, "path_steer": 0.15} for rate in (-0.5, 0.5)]
@@ -416,13 +418,17 @@ def test_grid_gait_walks_every_setting_and_noise_draw_as_that_gait_alone(tmp_pat
     metrics, analysis = batch_metrics(features), analyze_gait(features)
     assert found[1]["walked"] == 2 and found[1]["distance"] == pytest.approx(np.mean([m.distance for m in metrics]))
     assert found[1]["turned_deg"] == pytest.approx([round(np.degrees(m.heading_change), 1) for m in metrics])
+    assert found[1]["lateral_drift_m"] == pytest.approx(np.mean([abs(m.lateral_drift) for m in metrics]))
+    returns = canonical("walk", speed=1.8).evaluate_trusted(features).returns()
+    assert found[1]["return"] == pytest.approx(returns.mean())
     # 0.3 s holds no stride: no pelvis yaw range to report, and no human-like walk
     assert np.isnan(analysis.measures.pelvis_yaw_range).all() and found[1]["pelvis_yaw_deg"] is None
     assert found[1]["human_like"] == int(np.logical_and.reduce(list(met(analysis).values())).sum()) == 0
 
 
 def test_grid_gait_bad_input_is_one_line_and_exit_code_2():
-    for grid in (["turn_rate=9"], ["no_such=1"], ["turn_rate=a:b"]):
+    for grid in (["turn_rate=9"], ["no_such=1"], ["turn_rate=a:b"], ["turn_rate=0", "--reward", "no_such"],
+                 ["turn_rate=0", "--reward-speed", "1.8"]):
         result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grid_gait.py"), "--gait",
                                  str(ROOT / "rewardloop/control/gaits/myolegs.json"), "--grid", *grid],
                                 timeout=120, capture_output=True, text=True)
