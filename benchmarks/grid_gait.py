@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
                         "turned_deg": row_turned.round(1).tolist(), "distance": float(row_distance.mean()),
                         "distances": row_distance.round(2).tolist(), "lateral_drift_m": float(row_drift.mean()),
                         "pelvis_yaw_deg": _mean(row_yaw), "human_like": int(row_human.sum()),
-                        "return": _mean(row_returns)})
+                        "return": _mean(row_returns), "returns": [None if np.isnan(r) else round(float(r), 3)
+                                                                  for r in row_returns]})
         named = " ".join(f"{name}={value:g}" for name, value in results[-1]["set"].items())
         yaw_deg = results[-1]["pelvis_yaw_deg"] or float("nan")
         scored = "" if reward is None else f", return {row_returns.mean():.3f} under {args.reward}"

@@ -421,6 +421,7 @@ def test_grid_gait_walks_every_setting_and_noise_draw_as_that_gait_alone(tmp_pat
     assert found[1]["lateral_drift_m"] == pytest.approx(np.mean([abs(m.lateral_drift) for m in metrics]))
     returns = canonical("walk", speed=1.8).evaluate_trusted(features).returns()
     assert found[1]["return"] == pytest.approx(returns.mean())
+    assert found[1]["returns"] == pytest.approx(returns, abs=5e-4)
     # 0.3 s holds no stride: no pelvis yaw range to report, and no human-like walk
     assert np.isnan(analysis.measures.pelvis_yaw_range).all() and found[1]["pelvis_yaw_deg"] is None
     assert found[1]["human_like"] == int(np.logical_and.reduce(list(met(analysis).values())).sum()) == 0
