@@ -15,7 +15,7 @@ foot touches down after `touch_min` × `step_time`, or at 1.5 × `step_time`; th
 stance foot to touch the ground (at the walking start, and after a step that ended without a touchdown). On top
 of the curves:
 - the swing thigh is aimed in the world frame (the curve plus `hip_offset`, the pelvis's pitch removed), and
-  adds foot placement, blended in from 62.5 % of the cycle and whole from 75 % (the middle of the swing):
+  adds foot placement, blended in from 62.5 % of the cycle and whole from 87.5 % (late in the swing):
   `place_pos` × d + `place_vel` × (v − `speed`), d and v the centre of mass's position and velocity ahead of the
   stance foot (sideways the same with `width`, `place_pos_lat`, `place_vel_lat`);
 - the stance hip holds the pelvis at `trunk_pitch`, upright and on the heading (a virtual torque on the pelvis,
@@ -228,7 +228,7 @@ def swing_aims(p: np.ndarray, s: np.ndarray, sensors: np.ndarray, curves: np.nda
                fx: float, fy: float, steer: float = 0.0) -> tuple[float, float]:
     """The swing thigh's aims (rad) at its `phase`: forward from vertical in the world (people's hip curve, scaled
     and offset) and outward from vertical, each with foot placement from the centre of mass against the stance
-    foot blended in from 62.5 % of the cycle, whole from 75 %. (fx, fy): the heading. Foot placement is reckoned in
+    foot blended in from 62.5 % of the cycle, whole from 87.5 %. (fx, fy): the heading. Foot placement is reckoned in
     the heading turned by `steer` (rad, + left) and turned back onto the heading, so that it stops the centre of
     mass drifting off that direction rather than off the heading."""
     c, t = math.cos(steer), math.sin(steer)
