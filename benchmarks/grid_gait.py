@@ -9,9 +9,9 @@ gridded parameters (with --noise-all on every parameter; the same draws for ever
 in one batched rollout. Prints, per setting, how many draws walked without a fall, their heading change (degrees,
 + left), mean distance, mean sideways drift, mean pelvis yaw range (degrees, peak to peak), how many draws met every
 human-like target (`critic.likeness`) and, with --reward, the mean return under that canonical program; --out
-writes them, each draw's distance and the command. A setting that walks every draw on one machine can fall on
-another (the arithmetic differs in the last digits and the motion is chaotic): pick one whose draws and neighbours
-walk. Minutes, not a test.
+writes them, each draw's distance and return, and the command. A setting that walks every draw on one machine can
+fall on another (the arithmetic differs in the last digits and the motion is chaotic): pick one whose draws and
+neighbours walk. Minutes, not a test.
 """
 
 from __future__ import annotations
