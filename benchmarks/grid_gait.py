@@ -6,12 +6,17 @@
 Hand-set gaits (`set_gait.py`: the turning gaits) are picked from such a grid. Every combination of the values given
 walks 10 s from the walking start, as set (draw 0) and with draws 1, 2, ... of uniform ±--noise relative noise on the
 gridded parameters (with --noise-all on every parameter; the same draws for every setting, kept within bounds), all
-in one batched rollout. Prints, per setting, how many draws walked without a fall, their heading change (degrees,
-+ left), mean distance, mean sideways drift, mean pelvis yaw range (degrees, peak to peak), how many draws met every
-human-like target (`critic.likeness`) and, with --reward, the mean return under that canonical program; --out
-writes them, each draw's distance and return, and the command. A setting that walks every draw on one machine can
+in one batched rollout (with --receding one after another, each with the receding-horizon planner on top pursuing
+--reward, as `optimize` runs it on that ground: how far the planner carries a gait off its cliff). Prints, per
+setting, how many draws walked without a fall, their heading change (degrees, + left), mean distance, mean sideways
+drift, mean pelvis yaw range (degrees, peak to peak), how many draws met every human-like target
+(`critic.likeness`) and, with --reward, the mean return under that canonical program; --out writes them, each
+draw's distance and return, and the command. A setting that walks every draw on one machine can
 fall on another (the arithmetic differs in the last digits and the motion is chaotic): pick one whose draws and
 neighbours walk. Minutes, not a test.
+
+    .venv/bin/python benchmarks/grid_gait.py --gait rewardloop/control/gaits/myolegs-stairs.json --terrain stairs \\
+        --grid speed=0.45038817586881724 --noise-all --draws 9 --reward walk_stairs --receding --out stairs.json
 """
 
 from __future__ import annotations
@@ -27,15 +32,18 @@ from pathlib import Path
 import numpy as np
 from find_gait import ground, named_numbers
 
-from rewardloop.control.controllers import make_controller, run_controller
+from rewardloop.control.controllers import Controller, make_controller, run_controller
+from rewardloop.control.defaults import receding_for
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.policy import Policy
+from rewardloop.control.receding import planning_simulator, receding_motion
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import met
 from rewardloop.errors import UserError, run_script
+from rewardloop.reward.base import RewardFunction
 from rewardloop.reward.canonical import canonical
-from rewardloop.sim.rollout import Simulator
-from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+from rewardloop.sim.rollout import Rollouts, Simulator
+from rewardloop.sim.scene import WALKING_START_SPEED, CompiledScene, Scene, compile_scene
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -52,6 +60,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--reward", metavar="NAME", help="also score each motion under this canonical reward "
                         "program (e.g. walk): its mean return per setting")
     parser.add_argument("--reward-speed", type=float, metavar="M_S", help="the --reward program's target speed")
+    parser.add_argument("--receding", action="store_true",
+                        help="run each motion with the receding-horizon planner pursuing --reward (the ground's "
+                             "planner settings, as `optimize` uses them; one motion after another: minutes each)")
+    parser.add_argument("--planner-seed", type=int, default=0, help="with --receding: the planner's random seed")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds each motion lasts")
     parser.add_argument("--threads", type=int, default=1, help="simulation threads")
     parser.add_argument("--out", type=Path, help="write the results here (json)")
@@ -61,6 +73,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         f"{args.draws}, {args.noise}, {args.duration}")
     if args.reward_speed is not None and args.reward is None:
         raise UserError("--reward-speed sets the target speed of a --reward program; name one with --reward")
+    if args.receding and args.reward is None:
+        raise UserError("--receding runs a planner that pursues a reward; name one with --reward")
     return args
 
 
@@ -87,6 +101,21 @@ def grid_rows(vector: np.ndarray, columns: list[int], settings: list[tuple[float
     return rows
 
 
+def motions(scene: CompiledScene, controller: Controller, rows: np.ndarray, args: argparse.Namespace,
+            reward: RewardFunction | None) -> Rollouts:
+    """[R, T, ·] the motion of each of the [R, P] `rows` from the walking start: in one batched rollout, or with
+    --receding one after another, each with the receding-horizon planner pursuing `reward`."""
+    with Simulator(scene, nthread=args.threads) as sim:
+        if not args.receding or reward is None:
+            return run_controller(sim, controller, rows, nstep=round(args.duration / scene.dt))
+        config = receding_for(scene.body.actuator_kind, scene.scene.terrain.kind)
+        with planning_simulator(sim) as planner:
+            parts = [receding_motion(sim, planner, controller, row, reward, config, duration_s=args.duration,
+                                     seed=args.planner_seed)[0] for row in rows]
+    return Rollouts(*(np.concatenate([getattr(part, name) for part in parts])
+                      for name in ("initial_state", "state", "sensordata", "control")))
+
+
 def _mean(values: np.ndarray) -> float | None:
     """The mean of the finite values (None if none is: motions without strides)."""
     finite = values[np.isfinite(values)]
@@ -107,8 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     noisy = list(range(len(vector))) if args.noise_all else columns
     rows = np.clip(grid_rows(vector, columns, settings, args.draws, args.noise, noisy), controller.space.low,
                    controller.space.high)
-    with Simulator(scene, nthread=args.threads) as sim:
-        features = run_controller(sim, controller, rows, nstep=round(args.duration / scene.dt)).features(scene)
+    features = motions(scene, controller, rows, args, reward).features(scene)
     walked = ~fall_mask(features).any(axis=1).reshape(len(settings), args.draws)
     metrics = batch_metrics(features)
     turned = np.degrees([m.heading_change for m in metrics]).reshape(len(settings), args.draws)

@@ -427,9 +427,45 @@ def test_grid_gait_walks_every_setting_and_noise_draw_as_that_gait_alone(tmp_pat
     assert found[1]["human_like"] == int(np.logical_and.reduce(list(met(analysis).values())).sum()) == 0
 
 
+def test_grid_gait_with_the_planner_runs_each_draw_as_run_receding_does(tmp_path):
+    # --receding: each draw's motion is the receding-horizon planner's on that row (the ground's settings, the
+    # planner seed given), one after another; 0.3 s on flat ground, as set and one ±1 % draw on every parameter. The
+    # muscle tracker's defaults (a few steps at most): the planner leaves them at once, so its motion differs.
+    from rewardloop.control.config import RecedingConfig
+    from rewardloop.control.controllers import make_controller, run_controller
+    from rewardloop.control.metrics import batch_metrics
+    from rewardloop.control.policy import Policy
+    from rewardloop.control.receding import run_receding
+    from rewardloop.reward.canonical import canonical
+    from rewardloop.sim.rollout import Simulator
+    from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+    scene = compile_scene(Scene("myolegs", start_speed=WALKING_START_SPEED))
+    controller = make_controller("muscle_tracker", scene)
+    gait, out = Policy.of(controller, "myolegs", controller.space.default).save(tmp_path / "defaults.json"), \
+        tmp_path / "grid.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grid_gait.py"), "--gait", str(gait), "--grid",
+                    "path_steer=0.2", "--noise-all", "--draws", "2", "--duration", "0.3", "--reward", "walk",
+                    "--receding", "--planner-seed", "3", "--out", str(out)],
+                   check=True, timeout=300, capture_output=True)
+    found = json.loads(out.read_text())["results"][0]
+    vector = controller.space.default.copy()
+    vector[controller.space.index("path_steer")] = 0.2
+    draw = np.clip(vector * (1 + np.random.default_rng(1).uniform(-0.01, 0.01, len(vector))), controller.space.low,
+                   controller.space.high)
+    walk = canonical("walk").evaluate_trusted
+    motions = [run_receding(scene, controller, row, walk, RecedingConfig(), duration_s=0.3, seed=3) for row in
+               (vector, draw)]
+    assert found["distances"] == pytest.approx([round(batch_metrics(m.features(scene))[0].distance, 2)
+                                                for m in motions])
+    assert found["returns"] == pytest.approx([walk(m.features(scene)).returns()[0] for m in motions], abs=5e-4)
+    with Simulator(scene) as sim:
+        plain = run_controller(sim, controller, vector[None], nstep=round(0.3 / scene.dt)).features(scene)
+    assert found["returns"][0] != pytest.approx(walk(plain).returns()[0], abs=5e-4)  # the planner drove
+
+
 def test_grid_gait_bad_input_is_one_line_and_exit_code_2():
     for grid in (["turn_rate=9"], ["no_such=1"], ["turn_rate=a:b"], ["turn_rate=0", "--reward", "no_such"],
-                 ["turn_rate=0", "--reward-speed", "1.8"]):
+                 ["turn_rate=0", "--reward-speed", "1.8"], ["turn_rate=0", "--receding"]):
         result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grid_gait.py"), "--gait",
                                  str(ROOT / "rewardloop/control/gaits/myolegs.json"), "--grid", *grid],
                                 timeout=120, capture_output=True, text=True)

@@ -8,6 +8,7 @@ import mujoco
 import numpy as np
 import pytest
 
+from rewardloop.control.config import RecedingConfig, SearchConfig
 from rewardloop.control.defaults import BODY_PLANNERS, default_config, planner_for
 from rewardloop.control.lowlevel import PDController, PDGains, pd_model, posture_space
 from rewardloop.control.mpc import RecedingHorizon, interpolate, mppi_update, shift
@@ -272,3 +273,25 @@ def test_humanoid_replans_less_often_on_rough_ground(humanoid_flat):
     assert flat_config.planner == BODY_PLANNERS["torque"]
     assert rough_config.planner.replan_every == 3 and rough_config.planner.samples == 16
     assert planner_for("muscle", "rough") == BODY_PLANNERS["muscle"]
+
+
+def test_the_muscle_legs_climb_stairs_with_the_receding_horizon_planner_by_default():
+    # The stairs gait of the muscle legs falls under ±0.1 % parameter noise; on stairs their searches' motions run
+    # with the planner looking 2 s ahead (defaults.TERRAIN_SEARCHES), in optimize, the loop and replay --receding.
+    from rewardloop.control.defaults import receding_for, search_for
+    from rewardloop.loop.run import _body_optimizer
+    from rewardloop.tasks import get_task
+
+    stairs = RecedingConfig(horizon_s=2.0)
+    legs_on_stairs = compile_scene(Scene("myolegs", Terrain("stairs")))
+    assert default_config(legs_on_stairs).search.receding == stairs == receding_for("muscle", "stairs")
+    assert _body_optimizer(get_task("walk-stairs", body="myolegs"), SearchConfig()).search.receding == stairs
+    for body, kind, ground in (("myolegs", "muscle", "flat"), ("humanoid", "torque", "stairs")):  # elsewhere off
+        assert default_config(compile_scene(Scene(body, Terrain(ground)))).search.receding is None
+        assert receding_for(kind, ground) == RecedingConfig()
+        assert _body_optimizer(get_task(f"walk-{ground}", body=body), SearchConfig()).search.receding is None
+    # what a search asks for itself stays; the plain planner (--receding) takes the ground's settings
+    own = RecedingConfig(samples=8)
+    assert default_config(legs_on_stairs, search={"receding": own, "hold": 0.0}).search.receding == own
+    assert search_for("muscle", "stairs", SearchConfig(receding=RecedingConfig())).receding == stairs
+    assert search_for("muscle", "stairs", SearchConfig(hold=0.0)) == SearchConfig(hold=0.0, receding=stairs)

@@ -29,7 +29,7 @@ def register(add: AddCommand) -> None:
                         help="policy search over this controller only, from its shipped gait (default: from every "
                              "gait shipped for the body, keeping the best)")
     perturbation_arguments(parser)
-    receding_argument(parser)
+    receding_argument(parser, searching=True)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="rollout threads (default: one per core)")
     parser.add_argument("--out", required=True, help="directory for trajectory.npz/.json (and video.mp4)")
@@ -43,7 +43,7 @@ def register(add: AddCommand) -> None:
     replay.add_argument("--push", action="append", default=[], metavar="T:V",
                         help="push the whole body sideways at T s by V m/s (+ left; repeatable)")
     physics_arguments(replay)
-    receding_argument(replay)
+    receding_argument(replay, searching=False)
     replay.add_argument("--reward", default="walk",
                         help="with --receding: the reward the planner pursues, a canonical name or a reward program "
                              "file (default walk)")
@@ -52,11 +52,14 @@ def register(add: AddCommand) -> None:
     replay.add_argument("--video", action="store_true", help="also render video.mp4 (needs --out)")
 
 
-def receding_argument(parser: argparse.ArgumentParser) -> None:
-    """The option that runs a policy with its parameters modulated online (SearchConfig.receding)."""
+def receding_argument(parser: argparse.ArgumentParser, *, searching: bool) -> None:
+    """The option that runs a policy with its parameters modulated online (SearchConfig.receding); `searching`:
+    for a command that searches (there the ground may turn it on: `defaults.search_for`)."""
+    where = ("on by default for the muscle legs on stairs, 2 s ahead" if searching
+             else "2 s ahead for the muscle legs on stairs")
     parser.add_argument("--receding", action="store_true",
                         help="run the policy with a receding-horizon planner choosing its parameters every 0.2 s "
-                             "from candidates simulated 1.5 s ahead against the reward (policy search only)")
+                             f"from candidates simulated 1.5 s ahead against the reward ({where})")
 
 
 def perturbation_arguments(parser: argparse.ArgumentParser) -> None:
@@ -138,7 +141,8 @@ def _with_receding(config):  # OptimizerConfig -> OptimizerConfig
 
     if config.kind != "search":
         raise UserError(f"--receding modulates a policy search's gait; the optimizer here is {config.kind}")
-    return dataclasses.replace(config, search=dataclasses.replace(config.search, receding=RecedingConfig()))
+    receding = config.search.receding or RecedingConfig()  # the ground's planner where it has one
+    return dataclasses.replace(config, search=dataclasses.replace(config.search, receding=receding))
 
 
 def _optimize(args: argparse.Namespace) -> int:
@@ -185,15 +189,16 @@ def _optimize(args: argparse.Namespace) -> int:
 
 def _receding_replay(scene, controller, vector, args: argparse.Namespace,  # type: ignore[no-untyped-def]
                      pushes: list[tuple[float, float]]):
-    """The replayed motion with the receding-horizon planner pursuing --reward."""
-    from rewardloop.control.config import RecedingConfig
+    """The replayed motion with the receding-horizon planner pursuing --reward (with the ground's settings)."""
+    from rewardloop.control.defaults import receding_for
     from rewardloop.control.receding import run_receding
     from rewardloop.reward import load_reward
 
+    config = receding_for(scene.body.actuator_kind, scene.scene.terrain.kind)
     program, trusted = _program(args.reward)
     with load_reward(program, trusted=trusted) as reward:
-        return run_receding(scene, controller, vector, reward, RecedingConfig(), duration_s=args.duration,
-                            seed=args.seed, pushes=pushes)
+        return run_receding(scene, controller, vector, reward, config, duration_s=args.duration, seed=args.seed,
+                            pushes=pushes)
 
 
 def _replay(args: argparse.Namespace) -> int:

@@ -52,7 +52,8 @@ def register(add: AddCommand) -> None:
     run.add_argument("--seed", type=int, help="base seed")
     run.add_argument("--receding", action="store_true",
                      help="where the loop uses policy search (locomotion), run each candidate's gait with a "
-                          "receding-horizon planner choosing its parameters online against the candidate's reward")
+                          "receding-horizon planner choosing its parameters online against the candidate's reward "
+                          "(on for the muscle legs on stairs)")
     run.add_argument("--out", default=DEFAULT_RUNS, help="directory of runs")
     run.add_argument("--quiet", action="store_true", help="no live view")
     resume = add("resume", cmd_resume)

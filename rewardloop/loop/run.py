@@ -432,9 +432,10 @@ class _Loop:
 
 def _body_optimizer(task: Task, search: SearchConfig) -> OptimizerConfig:
     """The optimizer for the task's body and ground, one thread (candidates run in parallel): policy search
-    warm-started from the shipped gait for forward walks and turns on a body with a gait controller, MPPI
-    otherwise (standing, stepping on the spot, walking backward)."""
-    from rewardloop.control.defaults import planner_for
+    warm-started from the shipped gait for forward walks and turns on a body with a gait controller (with the
+    ground's search settings: the muscle legs climb stairs with the receding-horizon planner on), MPPI otherwise
+    (standing, stepping on the spot, walking backward)."""
+    from rewardloop.control.defaults import planner_for, search_for
     from rewardloop.control.optimizer import default_kind
     from rewardloop.sim.bodies import get_body
     from rewardloop.sim.scene import compile_scene
@@ -442,8 +443,8 @@ def _body_optimizer(task: Task, search: SearchConfig) -> OptimizerConfig:
     spec = task.understood
     walking = spec.direction == "forward" and not (spec.stay_in_place or spec.step_in_place)
     kind = default_kind(compile_scene(task.scene), locomotion=walking or spec.turn is not None)
-    planner = planner_for(get_body(task.scene.body).actuator_kind, task.scene.terrain.kind)
-    return OptimizerConfig(kind=kind, planner=planner, search=search, nthread=1)
+    ground = get_body(task.scene.body).actuator_kind, task.scene.terrain.kind
+    return OptimizerConfig(kind=kind, planner=planner_for(*ground), search=search_for(*ground, search), nthread=1)
 
 
 def _first_line(error: Exception) -> str:
