@@ -7,7 +7,8 @@ stairs ground, and rewards for a slow walk at 0.6 m/s, a fast walk, straight kne
 injured walk (the walk-injured task's body and reward). For every row and seed, the default optimizer of the
 loop (policy search warm-started from the shipped gait of the body that the reward ranks best, the per-candidate
 budget) produces a 10-s motion from the walking start; the row reports distance, falls, speed, heading,
-cadence, knee and hip angles, similarity to human walking, wall time and the controller kept. The flat walk's
+cadence, knee and hip angles, similarity to human walking, wall time, the controller kept and the receding-horizon
+planner's settings where the motion ran with one (the muscle legs' stairs row, as `optimize` runs it). The flat walk's
 policies are then replayed on unseen rough ground, under randomized physics (MotionVL's ranges) and after
 sideways pushes (20 trials: ±0.1 and ±0.2 m/s at five times), where success means 10 s without a fall, and
 walked for 30 s on flat ground (whether a gait tuned on 10-s trials keeps walking). Sampling optimizers are
@@ -232,7 +233,8 @@ def run_row(name: str, body: str, seed: int, config_changes: dict) -> tuple[dict
     scene = compile_scene(Scene(body, terrain, injury, start_speed=WALKING_START_SPEED))
     config = default_config(scene, kind="search", duration_s=10.0, search=config_changes)
     trajectory = optimize(scene, _reward(name), config, seed=seed)
-    return measure(scene, trajectory), trajectory.policy
+    planner = config.search.receding  # the ground's (the muscle legs' stairs) or --receding-rows
+    return {**measure(scene, trajectory), "receding": planner and dataclasses.asdict(planner)}, trajectory.policy
 
 
 def summary(rows: list[dict]) -> str:

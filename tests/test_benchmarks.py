@@ -75,6 +75,7 @@ def test_gait_benchmark_row_and_robustness(tmp_path):
     figures = json.loads(out.read_text())
     (row,) = figures["rows"]
     assert row["row"] == "walk" and row["distance"] > 0 and 0 < row["wall_s"] < 120
+    assert row["receding"] is None  # the planner runs only where the ground asks for it (or --receding-rows)
     (robust,) = figures["robustness"]
     assert 0 <= robust["rough"] <= 1 and 0 <= robust["physics"] <= 1
 

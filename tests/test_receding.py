@@ -179,3 +179,25 @@ def test_run_command_asks_for_the_planner_and_a_resumed_run_keeps_it():
     assert plain.search.receding is None and config.search.receding == RecedingConfig()
     assert config.search.generations == plain.search.generations == 10  # the preset's search, planner added
     assert RunConfig.from_dict(config.to_dict()) == config
+
+
+def test_the_muscle_legs_on_stairs_run_with_the_grounds_planner(tmp_path, capsys):
+    # optimize turns the planner on there by itself (a 2-s horizon: defaults.TERRAIN_SEARCHES), --receding keeps
+    # those settings, and replay --receding runs the same planner. 0.3-s motions.
+    stairs = RecedingConfig(horizon_s=2.0)
+    argv = ["optimize", "--body", "myolegs", "--terrain", "stairs", "--controller", "muscle_tracker",
+            "--generations", "0", "--duration", "0.3", "--threads", "1"]
+    for extra in ([], ["--receding"]):
+        assert main([*argv, *extra, "--out", str(tmp_path / "found")]) == 0
+        assert json.loads(capsys.readouterr().out)["receding"] == dataclasses.asdict(stairs)
+    found = Trajectory.load(tmp_path / "found")
+    assert main(["replay", str(tmp_path / "found"), "--terrain", "stairs", "--duration", "0.3", "--receding",
+                 "--reward", "walk_stairs", "--out", str(tmp_path / "replayed")]) == 0
+    capsys.readouterr()
+    scene = compile_scene(Scene("myolegs", Terrain("stairs"), start_speed=WALKING_START_SPEED))
+    controller = make_controller("muscle_tracker", scene)
+    with load_reward(canonical("walk_stairs"), trusted=True) as reward:
+        expected = run_receding(scene, controller, found.policy.vector(controller), reward, stairs, duration_s=0.3,
+                                seed=0)
+    np.testing.assert_array_equal(Trajectory.load(tmp_path / "replayed").rollouts.state, expected.state)
+    np.testing.assert_array_equal(found.rollouts.state, expected.state)  # optimize ran the same planner

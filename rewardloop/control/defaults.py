@@ -36,8 +36,8 @@ TERRAIN_SEARCHES: dict[tuple[str, str], dict[str, Any]] = {
     # The muscle legs' stairs gait is on a knife edge: as found it climbs 6.95 m in 10 s on the 2-core machine, but
     # ±0.1 % noise on its parameters (or another CPU's arithmetic) makes it fall in 15 of 15 draws. With the
     # receding-horizon planner on top it climbs without a fall in 6 of 8 draws of ±1 % noise with a 1.5-s horizon and
-    # in 12 of 12 with a 2-s one (two planner seeds; 2026-11-29, README "Stairs with the planner"), for about 60 s
-    # of wall time per 10-s motion on one core.
+    # in 26 of 27 with a 2-s one (three planner seeds; 2026-11-29, README "The stairs with the planner"), for about
+    # 60 s of wall time per 10-s motion on one core.
     ("muscle", "stairs"): {"receding": RecedingConfig(horizon_s=2.0)},
 }
 """(actuator kind, terrain kind) -> SearchConfig fields for that ground, where a search leaves them at their
