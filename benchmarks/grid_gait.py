@@ -11,9 +11,9 @@ in one batched rollout (with --receding one after another, each with the recedin
 setting, how many draws walked without a fall, their heading change (degrees, + left), mean distance, mean sideways
 drift, mean pelvis yaw range (degrees, peak to peak), how many draws met every human-like target
 (`critic.likeness`) and, with --reward, the mean return under that canonical program; --out writes them, each
-draw's distance and return, and the command. A setting that walks every draw on one machine can
-fall on another (the arithmetic differs in the last digits and the motion is chaotic): pick one whose draws and
-neighbours walk. Minutes, not a test.
+draw's distance and return, and the command. A setting that walks every draw on one machine can fall on another
+(the arithmetic differs in the last digits and the motion is chaotic): pick one whose draws and neighbours walk.
+Minutes, not a test.
 
     .venv/bin/python benchmarks/grid_gait.py --gait rewardloop/control/gaits/myolegs-stairs.json --terrain stairs \\
         --grid speed=0.45038817586881724 --noise-all --draws 9 --reward walk_stairs --receding --out stairs.json
@@ -112,8 +112,7 @@ def motions(scene: CompiledScene, controller: Controller, rows: np.ndarray, args
         with planning_simulator(sim) as planner:
             parts = [receding_motion(sim, planner, controller, row, reward, config, duration_s=args.duration,
                                      seed=args.planner_seed)[0] for row in rows]
-    return Rollouts(*(np.concatenate([getattr(part, name) for part in parts])
-                      for name in ("initial_state", "state", "sensordata", "control")))
+    return Rollouts.stacked(parts)
 
 
 def _mean(values: np.ndarray) -> float | None:

@@ -156,13 +156,7 @@ class RecedingHorizon:
             if progress is not None:
                 progress(Progress(fraction=done / nstep, sim_time=done * dt, best_return=self.log.best_return,
                                   message=f"{done * dt:.2f} s simulated"))
-        return concatenate(parts)
-
-
-def concatenate(parts: list[Rollouts]) -> Rollouts:
-    """Consecutive segments of one motion -> one Rollouts starting from the first segment's initial state."""
-    return Rollouts(parts[0].initial_state, *(np.concatenate([getattr(p, name) for p in parts], axis=1)
-                                              for name in ("state", "sensordata", "control")))
+        return Rollouts.in_sequence(parts)
 
 
 def make_plant(scene: CompiledScene, space: str, planner: PlannerConfig) -> Plant:

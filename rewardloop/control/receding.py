@@ -115,9 +115,7 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
         chosen.append(current)
         parts.append(part)
         now = part.state[0, -1].copy()
-    motion = Rollouts(parts[0].initial_state, *(np.concatenate([getattr(p, name) for p in parts], axis=1)
-                                                for name in ("state", "sensordata", "control")))
-    return motion, np.array(chosen)
+    return Rollouts.in_sequence(parts), np.array(chosen)
 
 
 def run_receding(scene: CompiledScene, controller: Controller, nominal: np.ndarray, reward: RewardFunction,

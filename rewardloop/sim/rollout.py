@@ -11,7 +11,7 @@ others' physics does (MuJoCo releases the GIL while it steps, and so does the co
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
@@ -81,6 +81,18 @@ class Rollouts:
         """Write to a compressed .npz file."""
         np.savez_compressed(path, initial_state=self.initial_state, state=self.state,
                             sensordata=self.sensordata, control=self.control)
+
+    @classmethod
+    def in_sequence(cls, parts: Sequence[Rollouts]) -> Rollouts:
+        """Consecutive segments [B, T_i, ·] of the same motions -> [B, ΣT_i, ·] from the first one's initial state."""
+        return cls(parts[0].initial_state, *(np.concatenate([getattr(part, name) for part in parts], axis=1)
+                                             for name in ("state", "sensordata", "control")))
+
+    @classmethod
+    def stacked(cls, parts: Sequence[Rollouts]) -> Rollouts:
+        """Batches [B_i, T, ·] of motions of one length -> one batch [ΣB_i, T, ·]."""
+        return cls(*(np.concatenate([getattr(part, name) for part in parts])
+                     for name in ("initial_state", "state", "sensordata", "control")))
 
     @classmethod
     def load(cls, path: str | Path) -> Rollouts:
