@@ -12,6 +12,9 @@ The search works in parameters normalised to [0, 1] between each parameter's bou
 warm-start vector (a shipped gait) and keeps the best candidate it has seen. A body with several shipped gaits
 has each scored as it is under the reward (one run of each, with the search's perturbations), and the search runs
 from the best of them with the whole time limit: the reward picks the gait (and the controller) to start from.
+One run near a cliff is decided by the last bits of the CPU's arithmetic, so each start also runs under a few draws
+of small parameter noise, and the best as set gives way to another whose median outcome clearly beats its own
+(SearchConfig.start_draws, start_margin).
 The gait it found then runs half as long again as the trials beside its start, as they are and under small
 parameter noise, and gives way to the start where the reward ranks the start higher on average over those longer
 motions (SearchConfig.hold): a gait that won its trials by the luck of the exact numbers does not replace the start.
@@ -58,6 +61,9 @@ from rewardloop.sim.terrain import Terrain
 
 STALL_WINDOW_S = 1.0
 """Window over which a stall (SearchConfig.stall_speed) is measured (s)."""
+START_DRAWS_STREAM = 7
+"""Second word of the seed of the start draws' generator (`PolicySearch.start_outcome`): a stream apart from the
+search's own."""
 
 
 @dataclass(frozen=True)
@@ -321,17 +327,31 @@ class PolicySearch:
         config = self.config.perturbations
         return [params] * (1 + len(self.pushes)) + self._noised(params, config.noise_draws, config.param_noise)
 
-    def _noised(self, params: np.ndarray, draws: int, noise: float) -> list[np.ndarray]:
+    def _noised(self, params: np.ndarray, draws: int, noise: float,
+                rng: np.random.Generator | None = None) -> list[np.ndarray]:
         """[N, P] -> `draws` [N, P] batches, each under one draw of relative noise within ±`noise` on every
-        parameter, the same for every candidate (common random numbers), clipped to the bounds."""
-        space = self.controller.space
-        return [np.clip(params * (1 + self.rng.uniform(-noise, noise, size=(1, params.shape[1]))), space.low,
+        parameter, the same for every candidate (common random numbers), clipped to the bounds; drawn from `rng`
+        (default: the search's)."""
+        space, rng = self.controller.space, rng or self.rng
+        return [np.clip(params * (1 + rng.uniform(-noise, noise, size=(1, params.shape[1]))), space.low,
                         space.high) for _ in range(draws)]
 
     def score_start(self, sim: Simulator, start: np.ndarray) -> Scores:
         """The scores of [P] `start` as it is, on freshly drawn grounds (the search's first evaluation)."""
         self.draw_grounds()
         return self.evaluate(sim, start[None])
+
+    def start_outcome(self, sim: Simulator, start: np.ndarray) -> tuple[float, float, float]:
+        """The median outcome (a `Scores.key`; the lower median of an even count) of [P] `start` over its run as set
+        and `config.start_draws` runs under ±`config.hold_noise` parameter noise on `sim`'s scene. The draws come
+        from a generator of their own seeded by the search's seed: the same for every start of one seed, and the
+        search's own draws left as they were."""
+        rng = np.random.default_rng((self.seed, START_DRAWS_STREAM))
+        batch = np.vstack([start[None], *self._noised(start[None], self.config.start_draws, self.config.hold_noise,
+                                                       rng)])
+        scores = Scores(*self._scored(sim, self.controller, batch))
+        keys = sorted(scores.key(index) for index in range(len(batch)))
+        return keys[(len(keys) - 1) // 2]
 
     def run(self, sim: Simulator, start: np.ndarray,
             progress: Callable[[int, Scores, np.ndarray], None] | None = None, *,
@@ -424,6 +444,30 @@ def _rough(scene: CompiledScene, seeds: tuple[int, ...]) -> tuple[int, ...]:
     return seeds
 
 
+def _picked(sim: Simulator, scored: list[tuple[PolicySearch, np.ndarray, Scores]],
+            settings: SearchConfig) -> tuple[PolicySearch, np.ndarray, Scores]:
+    """The start to search from, of (search, [P] start, its scores as set) each: the best as set, unless another's
+    median outcome under parameter noise clearly beats that one's (SearchConfig.start_draws and start_margin), then
+    the best of those by its median."""
+    top = functools.reduce(lambda kept, one: one if _better(scored[one][2], 0, scored[kept][2]) else kept,
+                           range(len(scored)))
+    if len(scored) == 1 or settings.start_draws == 0:
+        return scored[top]
+    medians = [search.start_outcome(sim, start) for search, start, _ in scored]
+    ahead = [index for index, median in enumerate(medians)
+             if _clearly_better(median, medians[top], settings.start_margin)]
+    return scored[max(ahead, key=medians.__getitem__)] if ahead else scored[top]
+
+
+def _clearly_better(median: tuple[float, float, float], incumbent: tuple[float, float, float],
+                    margin: float) -> bool:
+    """Whether a median outcome (`Scores.key`) beats `incumbent` by more than chance: a lower constraint cost or
+    longer alive, or as cheap and as long alive with a return higher by `margin` of the incumbent's size."""
+    if median[:2] != incumbent[:2]:
+        return median[:2] > incumbent[:2]
+    return median[2] > incumbent[2] + margin * abs(incumbent[2])
+
+
 def _better(scores: Scores, index: int, best: Scores) -> bool:
     """Whether candidate `index` of `scores` beats the single-candidate `best`: a lower constraint cost, then alive
     longer, then a higher return."""
@@ -452,14 +496,14 @@ def search_motion(scene: CompiledScene, reward: RewardFunction, config: Optimize
     """A motion of config.duration_s seconds from the policy that a search against `reward` found; the
     trajectory carries that policy. With several shipped gaits for the body (say, one per controller, or one
     for a slow walk), each is scored as it is under the reward and the search runs from the best of them (alive
-    longest, then the highest return) with the whole time limit: the reward picks the gait and controller."""
+    longest, then the highest return; or one whose median outcome under parameter noise clearly beats that one's:
+    `_picked`) with the whole time limit: the reward picks the gait and controller."""
     begin, settings = time.perf_counter(), config.search
     with Simulator(scene, nthread=config.nthread) as sim:
         searches = [(PolicySearch(scene, controller, reward, settings, duration_s=config.duration_s, seed=seed), start)
                     for controller, start in search_starts(scene, settings)]
         scored = [(search, start, search.score_start(sim, start)) for search, start in searches]
-        search, start, scores = functools.reduce(
-            lambda kept, one: one if _better(one[2], 0, kept[2]) else kept, scored)
+        search, start, scores = _picked(sim, scored, settings)
         best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores)
         best = search.held(sim, best, start, settings.hold)
         seconds = time.perf_counter() - begin
