@@ -471,3 +471,21 @@ def test_grid_gait_bad_input_is_one_line_and_exit_code_2():
                                  str(ROOT / "rewardloop/control/gaits/myolegs.json"), "--grid", *grid],
                                 timeout=120, capture_output=True, text=True)
         assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_start_picks_shows_each_start_and_the_one_the_search_runs_from(tmp_path):
+    # The humanoid's slow walk at 0.6 m/s: the gait machine, best as set, is the pick; its median is drawn too.
+    out = tmp_path / "picks.json"
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "start_picks.py"), "--body", "humanoid",
+                             "--rows", "slow 0.6 m/s", "--seeds", "0", "--json", str(out)],
+                            check=True, timeout=300, capture_output=True, text=True)
+    (entry,) = json.loads(out.read_text())["entries"]
+    assert entry["picked"] == "humanoid-gait_machine.json" and entry["row"] == "slow 0.6 m/s"
+    assert list(entry["starts"]) == ["humanoid.json", "humanoid-gait_machine.json"]
+    machine = entry["starts"]["humanoid-gait_machine.json"]
+    assert machine["as_set"][2] > entry["starts"]["humanoid.json"]["as_set"][2]
+    assert machine["median"] != machine["as_set"]  # the median of its runs under noise, not the run as set
+    assert result.stdout.startswith("slow 0.6 m/s, seed 0: humanoid-gait_machine.json")
+    bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "start_picks.py"), "--rows", "sprint"],
+                         timeout=120, capture_output=True, text=True)
+    assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1

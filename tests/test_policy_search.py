@@ -45,9 +45,9 @@ from rewardloop.control.search import (
     Scores,
     _better,
     _clearly_better,
-    _picked,
     lived_returns,
     lived_scores,
+    pick_start,
     pushed_motion,
     search_starts,
     segment_rollouts,
@@ -735,30 +735,17 @@ def test_a_median_outcome_beats_another_clearly_only_by_the_margin():
     assert not _clearly_better((0.0, 1.0, 1.0), (0.0, 1.0, 1.0), 0.0)
 
 
-class _Start:
-    """A stand-in for a PolicySearch in _picked: its median outcome under noise is given."""
-
-    def __init__(self, median: tuple[float, float, float]):
-        self.median, self.asked = median, 0
-
-    def start_outcome(self, _sim: object, _start: np.ndarray) -> tuple[float, float, float]:
-        self.asked += 1
-        return self.median
-
-
 @pytest.mark.parametrize("medians, picked", [
     ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], 0),  # 2.1 is within 8 % of 2.0: the best as set stays
     ([(0, 1.0, 2.0), (0, 1.0, 2.3), (0, 1.0, 2.5)], 2),  # both beat it clearly: the best median of them
     ([(0, 0.6, 2.0), (0, 1.0, 0.5), (0, 1.0, 2.2)], 2),  # the best as set falls in most draws
 ])
 def test_the_start_ranked_best_as_set_gives_way_only_to_a_clearly_better_median(medians, picked):
-    # Row 0 ranks best as set (alive 1.0, return 3.0); rows 1 and 2 lower.
+    # Start 0 ranks best as set (alive 1.0, return 3.0); starts 1 and 2 lower.
     as_set = [Scores(alive=np.array([1.0]), returns=np.array([r])) for r in (3.0, 2.0, 1.0)]
-    scored = [(_Start(median), np.zeros(1), scores) for median, scores in zip(medians, as_set, strict=True)]
-    assert _picked(None, scored, SearchConfig()) is scored[picked]
-    assert _picked(None, scored, SearchConfig(start_draws=0)) is scored[0]  # as set only
-    assert _picked(None, scored[1:2], SearchConfig()) is scored[1]  # one start: nothing to compare
-    assert [start.asked for start, _, _ in scored] == [1, 1, 1]
+    assert pick_start(as_set, medians, 0.08) == picked
+    assert pick_start(as_set, None, 0.08) == 0  # no draws: as set only
+    assert pick_start(as_set[::-1], None, 0.08) == 2
 
 
 def test_a_starts_median_outcome_is_over_draws_of_its_own_the_same_for_every_start(humanoid_walking, walk):

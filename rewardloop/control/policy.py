@@ -84,17 +84,22 @@ def shipped_gaits(body: str, terrain: str | None = None) -> tuple[Policy, ...]:
 
     A gait file with a "for_terrain" key (a terrain kind: "slope") was found for that ground and walks it better
     than the others, but not every ground: it is among the gaits only when `terrain` names that kind."""
+    return tuple(Policy.from_dict(data, f"shipped gait {name}") for name, data in _shipped(body, terrain))
+
+
+def shipped_gait_names(body: str, terrain: str | None = None) -> tuple[str, ...]:
+    """The file names of `shipped_gaits(body, terrain)`, in the same order."""
+    return tuple(name for name, _ in _shipped(body, terrain))
+
+
+def _shipped(body: str, terrain: str | None) -> list[tuple[str, Any]]:
+    """(file name, contents) of each gait file of `shipped_gaits(body, terrain)`."""
     folder = resources.files("rewardloop.control") / "gaits"
     names = sorted(item.name for item in folder.iterdir() if item.name.startswith(f"{body}-")
                    and item.name.endswith(".json"))
-    gaits = []
-    for name in [f"{body}.json", *names]:
-        resource = folder / name
-        if resource.is_file():
-            data = json.loads(resource.read_text())
-            if data.get("for_terrain", terrain) == terrain:
-                gaits.append(Policy.from_dict(data, f"shipped gait {name}"))
-    return tuple(gaits)
+    files = [(name, json.loads((folder / name).read_text())) for name in [f"{body}.json", *names]
+             if (folder / name).is_file()]
+    return [(name, data) for name, data in files if data.get("for_terrain", terrain) == terrain]
 
 
 def shipped_gait(body: str) -> Policy | None:

@@ -444,19 +444,17 @@ def _rough(scene: CompiledScene, seeds: tuple[int, ...]) -> tuple[int, ...]:
     return seeds
 
 
-def _picked(sim: Simulator, scored: list[tuple[PolicySearch, np.ndarray, Scores]],
-            settings: SearchConfig) -> tuple[PolicySearch, np.ndarray, Scores]:
-    """The start to search from, of (search, [P] start, its scores as set) each: the best as set, unless another's
-    median outcome under parameter noise clearly beats that one's (SearchConfig.start_draws and start_margin), then
-    the best of those by its median."""
-    top = functools.reduce(lambda kept, one: one if _better(scored[one][2], 0, scored[kept][2]) else kept,
-                           range(len(scored)))
-    if len(scored) == 1 or settings.start_draws == 0:
-        return scored[top]
-    medians = [search.start_outcome(sim, start) for search, start, _ in scored]
-    ahead = [index for index, median in enumerate(medians)
-             if _clearly_better(median, medians[top], settings.start_margin)]
-    return scored[max(ahead, key=medians.__getitem__)] if ahead else scored[top]
+def pick_start(as_set: Sequence[Scores], medians: Sequence[tuple[float, float, float]] | None,
+               margin: float) -> int:
+    """Which start a search runs from, of the single-candidate scores each got as set and (None: not drawn) each
+    one's median outcome under parameter noise (`PolicySearch.start_outcome`): the best as set, unless another's
+    median clearly beats that one's (`_clearly_better`), then the best of those by its median."""
+    top = functools.reduce(lambda kept, one: one if _better(as_set[one], 0, as_set[kept]) else kept,
+                           range(len(as_set)))
+    if medians is None:
+        return top
+    ahead = [index for index, median in enumerate(medians) if _clearly_better(median, medians[top], margin)]
+    return max(ahead, key=medians.__getitem__) if ahead else top
 
 
 def _clearly_better(median: tuple[float, float, float], incumbent: tuple[float, float, float],
@@ -497,13 +495,15 @@ def search_motion(scene: CompiledScene, reward: RewardFunction, config: Optimize
     trajectory carries that policy. With several shipped gaits for the body (say, one per controller, or one
     for a slow walk), each is scored as it is under the reward and the search runs from the best of them (alive
     longest, then the highest return; or one whose median outcome under parameter noise clearly beats that one's:
-    `_picked`) with the whole time limit: the reward picks the gait and controller."""
+    `pick_start`) with the whole time limit: the reward picks the gait and controller."""
     begin, settings = time.perf_counter(), config.search
     with Simulator(scene, nthread=config.nthread) as sim:
         searches = [(PolicySearch(scene, controller, reward, settings, duration_s=config.duration_s, seed=seed), start)
                     for controller, start in search_starts(scene, settings)]
         scored = [(search, start, search.score_start(sim, start)) for search, start in searches]
-        search, start, scores = _picked(sim, scored, settings)
+        medians = ([search.start_outcome(sim, start) for search, start, _ in scored]
+                   if len(scored) > 1 and settings.start_draws else None)
+        search, start, scores = scored[pick_start([scores for *_, scores in scored], medians, settings.start_margin)]
         best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores)
         best = search.held(sim, best, start, settings.hold)
         seconds = time.perf_counter() - begin
