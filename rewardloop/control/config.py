@@ -188,13 +188,14 @@ class SearchConfig:
     way to another whose median outcome over its runs (as set and these) clearly beats its own (`start_margin`). As
     set, one run decides, and near a cliff the last bits of a CPU's arithmetic decide that run: on the 2-core
     machine the fast walk's reward ranked the main gait above the fast gait as set (1.991 against 1.585) while the
-    fast gait's median over four sets of 8 draws of ±1 % noise was 0.23-0.45 above the main gait's (2026-11-29,
-    README "Which gait starts"). 0: as set only."""
+    fast gait's median over these runs was 15-24 % above the main gait's in seeds 0-2 (2026-11-29,
+    `benchmarks/start_picks.py`; README "which gait starts"). 0: as set only."""
     start_margin: float = 0.08
     """How much better another start's median outcome must be to replace the start ranked best as set: at least as
     cheap and as long alive, with a return higher by this fraction of that start's median return (or longer alive
-    outright). Measured over four sets of 8 draws: the fast gait beats the main gait under the fast walk's reward by
-    13-27 %; the straight-knees gait the main gait under the canonical walk's by at most 3.7 %."""
+    outright). Measured in seeds 0-2 on the muscle legs: the fast gait's median beats the main gait's under the fast
+    walk's reward by 15-24 %, the straight-knees gait's the main gait's under the canonical walk's by at most 4.6 %
+    (and under its own reward by 7-20 %)."""
     warm_start: bool = True
     """Start from the best of the body's shipped gaits under the reward (else from the controller's defaults)."""
     steer_only: bool = False

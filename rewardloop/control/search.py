@@ -332,7 +332,7 @@ class PolicySearch:
         """[N, P] -> `draws` [N, P] batches, each under one draw of relative noise within ±`noise` on every
         parameter, the same for every candidate (common random numbers), clipped to the bounds; drawn from `rng`
         (default: the search's)."""
-        space, rng = self.controller.space, rng or self.rng
+        space, rng = self.controller.space, self.rng if rng is None else rng
         return [np.clip(params * (1 + rng.uniform(-noise, noise, size=(1, params.shape[1]))), space.low,
                         space.high) for _ in range(draws)]
 
