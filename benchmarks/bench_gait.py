@@ -227,10 +227,15 @@ def _reward(row: str) -> RewardFunction:
     return RewardProgram.from_source(ROWS[row][0]).evaluate_trusted
 
 
-def run_row(name: str, body: str, seed: int, config_changes: dict) -> tuple[dict, Policy | None]:
-    terrain = ROWS[name][1]
+def row_scene(name: str, body: str) -> CompiledScene:
+    """The row's ground for `body` at the walking start (weakened as the walk-injured task weakens it in the
+    `injured` row)."""
     injury = INJURIES.get(body, ()) if name == "injured" else ()
-    scene = compile_scene(Scene(body, terrain, injury, start_speed=WALKING_START_SPEED))
+    return compile_scene(Scene(body, ROWS[name][1], injury, start_speed=WALKING_START_SPEED))
+
+
+def run_row(name: str, body: str, seed: int, config_changes: dict) -> tuple[dict, Policy | None]:
+    scene = row_scene(name, body)
     config = default_config(scene, kind="search", duration_s=10.0, search=config_changes)
     trajectory = optimize(scene, _reward(name), config, seed=seed)
     planner = config.search.receding  # the ground's (the muscle legs' stairs) or --receding-rows

@@ -16,25 +16,21 @@ import argparse
 import json
 import time
 
-from bench_gait import ROWS, _reward
+from bench_gait import ROWS, _reward, row_scene
 
 from rewardloop.control.defaults import default_config
 from rewardloop.control.policy import shipped_gait_names
 from rewardloop.control.search import PolicySearch, pick_start, search_starts
 from rewardloop.errors import run_script, unknown_name
 from rewardloop.sim.rollout import Simulator
-from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
-from rewardloop.tasks import INJURIES
 
 
 def picks(body: str, row: str, seed: int) -> dict:
     """Each start's outcome as set and its median under the start draws, and the start picked, for one row and
     seed."""
-    terrain = ROWS[row][1]
-    injury = INJURIES.get(body, ()) if row == "injured" else ()
-    scene = compile_scene(Scene(body, terrain, injury, start_speed=WALKING_START_SPEED))
+    scene = row_scene(row, body)
     settings = default_config(scene, kind="search").search
-    names = shipped_gait_names(body, terrain.kind)
+    names = shipped_gait_names(body, scene.scene.terrain.kind)
     with Simulator(scene) as sim:
         searches = [(PolicySearch(scene, controller, _reward(row), settings, duration_s=10.0, seed=seed), start)
                     for controller, start in search_starts(scene, settings)]
