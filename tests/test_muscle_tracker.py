@@ -29,6 +29,7 @@ from rewardloop.control.muscle_tracker import (
 )
 from rewardloop.control.policy import Policy, shipped_gait
 from rewardloop.critic.gait import analyze_gait
+from rewardloop.reward.canonical import canonical
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
 from rewardloop.sim.terrain import STAIRS_START, Terrain, ground_map, unevenness_map
@@ -446,6 +447,13 @@ def test_the_shipped_straight_knee_gait_swings_its_knee_less_than_the_main_gait(
     assert not fall_mask(beside_the_main_gait).any()
     main, straight, _ = analyze_gait(beside_the_main_gait).measures.peak_knee_swing
     assert straight < main - 5.0
+
+
+def test_the_straight_knees_reward_ranks_the_straight_knee_gait_clearly_above_the_main_gait(beside_the_main_gait):
+    # Over the 5 s, "walk with straight knees" scores the straight-knee gait well above the main gait (about 0.12
+    # against -0.20): at the term's old weight, 5, the two tied and a CPU's last bits picked the row's start.
+    main, straight, _ = canonical("walk_straight_knees").evaluate_trusted(beside_the_main_gait).returns()
+    assert straight > main + 0.15
 
 
 def test_the_shipped_fast_gait_outwalks_the_main_gait(beside_the_main_gait):

@@ -43,6 +43,7 @@ from rewardloop.control.search import (
     START_DRAWS_STREAM,
     PolicySearch,
     Scores,
+    StartOutcome,
     _better,
     _clearly_better,
     lived_returns,
@@ -735,15 +736,19 @@ def test_a_median_outcome_beats_another_clearly_only_by_the_margin():
     assert not _clearly_better((0.0, 1.0, 1.0), (0.0, 1.0, 1.0), 0.0)
 
 
-@pytest.mark.parametrize("medians, picked", [
-    ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], 0),  # 2.1 is within 8 % of 2.0: the best as set stays
-    ([(0, 1.0, 2.0), (0, 1.0, 2.3), (0, 1.0, 2.5)], 2),  # both beat it clearly: the best median of them
-    ([(0, 0.6, 2.0), (0, 1.0, 0.5), (0, 1.0, 2.2)], 2),  # the best as set falls in most draws
+@pytest.mark.parametrize("medians, falls, picked", [
+    ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], (0, 0, 0), 0),  # 2.0 is within 8 % of 2.1: the best as set
+    ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], (3, 0, 0), 1),  # ... unless it fell in more of its runs
+    ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], (3, 3, 0), 0),  # (not a start the best median clearly beats)
+    ([(0, 1.0, 2.0), (0, 1.0, 2.3), (0, 1.0, 2.5)], (0, 0, 0), 2),  # 2.5 beats both clearly
+    ([(0, 1.0, 2.0), (0, 1.0, 2.4), (0, 1.0, 2.5)], (0, 0, 1), 1),  # 2.4 and 2.5 about equal: the fewer falls
+    ([(0, 0.6, 2.0), (0, 1.0, 0.5), (0, 1.0, 2.2)], (5, 0, 0), 2),  # the best as set falls in most draws
 ])
-def test_the_start_ranked_best_as_set_gives_way_only_to_a_clearly_better_median(medians, picked):
+def test_a_start_is_picked_by_its_median_then_its_falls_then_as_set(medians, falls, picked):
     # Start 0 ranks best as set (alive 1.0, return 3.0); starts 1 and 2 lower.
     as_set = [Scores(alive=np.array([1.0]), returns=np.array([r])) for r in (3.0, 2.0, 1.0)]
-    assert pick_start(as_set, medians, 0.08) == picked
+    outcomes = [StartOutcome(median, fell) for median, fell in zip(medians, falls, strict=True)]
+    assert pick_start(as_set, outcomes, 0.08) == picked
     assert pick_start(as_set, None, 0.08) == 0  # no draws: as set only
     assert pick_start(as_set[::-1], None, 0.08) == 2
 
@@ -758,7 +763,7 @@ def test_a_starts_median_outcome_is_over_draws_of_its_own_the_same_for_every_sta
     with Simulator(humanoid_walking, nthread=2) as sim:
         search = PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.3, seed=5)
         before = copy.deepcopy(search.rng).uniform(size=3)
-        median = search.start_outcome(sim, start)
+        outcome = search.start_outcome(sim, start)
         np.testing.assert_array_equal(search.rng.uniform(size=3), before)
         rng = np.random.default_rng((5, START_DRAWS_STREAM))
         runs = np.vstack([start[None], *(np.clip(start * (1 + rng.uniform(-0.2, 0.2, size=(1, space.size))),
@@ -767,7 +772,7 @@ def test_a_starts_median_outcome_is_over_draws_of_its_own_the_same_for_every_sta
                                   initial_state=np.repeat(humanoid_walking.initial_state[None], 4, axis=0))
     returns = walk(rollouts.features(humanoid_walking)).returns()
     assert not fall_mask(rollouts.features(humanoid_walking)).any()  # so each run lived its whole 0.3 s
-    assert median == (-0.0, 1.0, pytest.approx(np.sort(returns)[1], rel=1e-9))
+    assert outcome == StartOutcome((-0.0, 1.0, pytest.approx(np.sort(returns)[1], rel=1e-9)), 0)
 
 
 @pytest.mark.parametrize("speed, kept", [("np.minimum(1.5 * f.standing_height, start + 0.6 * f.time)", "gait_tracker"),

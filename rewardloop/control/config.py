@@ -184,18 +184,19 @@ class SearchConfig:
     """Relative noise of those runs on every parameter (±), and of the start draws' (`start_draws`)."""
     start_draws: int = 8
     """Where several shipped gaits could start the search, each also runs this many times under draws of
-    ±`hold_noise` parameter noise (the same draws for every start), and the start the reward ranks best as set gives
-    way to another whose median outcome over its runs (as set and these) clearly beats its own (`start_margin`). As
-    set, one run decides, and near a cliff the last bits of a CPU's arithmetic decide that run: on the 2-core
-    machine the fast walk's reward ranked the main gait above the fast gait as set (1.991 against 1.585) while the
-    fast gait's median over these runs was 15-24 % above the main gait's in seeds 0-2 (2026-11-29,
-    `benchmarks/start_picks.py`; README "which gait starts"). 0: as set only."""
+    ±`hold_noise` parameter noise (the same draws for every start), and the start is picked from its median outcome
+    over its runs (as set and these) and how many of them fell (`search.pick_start`): of the starts whose medians
+    are about equal to the best (`start_margin`), the one that fell least, then the best as set. As set, one run
+    decides, and near a cliff the last bits of a CPU's arithmetic decide that run: on the 2-core machine the fast
+    walk's reward ranked the main gait above the fast gait as set (1.991 against 1.585) while the fast gait's median
+    over these runs was 15-24 % above the main gait's in seeds 0-2, and the canonical walk's ranked the straight-knee
+    gait first as set on 1 of 6 emulated CPUs while that gait fell in 1-4 of its 9 runs, the main gait in none
+    (2026-11-29, `benchmarks/start_picks.py`; README "which gait starts"). 0: as set only."""
     start_margin: float = 0.08
-    """How much better another start's median outcome must be to replace the start ranked best as set: at least as
-    cheap and as long alive, with a return higher by this fraction of that start's median return (or longer alive
-    outright). Measured in seeds 0-2 on the muscle legs: the fast gait's median beats the main gait's under the fast
-    walk's reward by 15-24 %, the straight-knees gait's the main gait's under the canonical walk's by at most 4.6 %
-    (and under its own reward by 7-20 %)."""
+    """When two starts' median outcomes count as about equal: unless one is cheaper or longer alive, or has a return
+    higher by more than this fraction of the other's median return. Measured in seeds 0-2 on the muscle legs: the
+    fast gait's median beats the main gait's under the fast walk's reward by 15-24 %, the straight-knee gait's and
+    the main gait's under the canonical walk's are within 5 % of each other."""
     warm_start: bool = True
     """Start from the best of the body's shipped gaits under the reward (else from the controller's defaults)."""
     steer_only: bool = False

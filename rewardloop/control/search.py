@@ -13,8 +13,8 @@ warm-start vector (a shipped gait) and keeps the best candidate it has seen. A b
 has each scored as it is under the reward (one run of each, with the search's perturbations), and the search runs
 from the best of them with the whole time limit: the reward picks the gait (and the controller) to start from.
 One run near a cliff is decided by the last bits of the CPU's arithmetic, so each start also runs under a few draws
-of small parameter noise, and the best as set gives way to another whose median outcome clearly beats its own
-(SearchConfig.start_draws, start_margin).
+of small parameter noise, and of the starts whose median outcomes over those runs are about equal to the best, the
+one that fell least is picked, then the best as set (SearchConfig.start_draws, start_margin; `pick_start`).
 The gait it found then runs half as long again as the trials beside its start, as they are and under small
 parameter noise, and gives way to the start where the reward ranks the start higher on average over those longer
 motions (SearchConfig.hold): a gait that won its trials by the luck of the exact numbers does not replace the start.
@@ -23,7 +23,6 @@ motions (SearchConfig.hold): a gait that won its trials by the luck of the exact
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import time
 import warnings
@@ -100,6 +99,17 @@ class Scores:
         decimals), then the highest return (NaN, nothing lived, lowest)."""
         returns = float(np.nan_to_num(self.returns[index], nan=-np.inf))
         return -round(float(self.cost[index]), 3), round(float(self.alive[index]), 3), returns
+
+
+@dataclass(frozen=True)
+class StartOutcome:
+    """How a shipped gait does as a search's start over its run as set and the start draws
+    (`PolicySearch.start_outcome`)."""
+
+    median: tuple[float, float, float]
+    """The median of the runs' `Scores.key` (the lower median of an even count)."""
+    falls: int
+    """How many of the runs fell (lived less than the whole motion)."""
 
 
 @dataclass(frozen=True)
@@ -341,17 +351,17 @@ class PolicySearch:
         self.draw_grounds()
         return self.evaluate(sim, start[None])
 
-    def start_outcome(self, sim: Simulator, start: np.ndarray) -> tuple[float, float, float]:
-        """The median outcome (a `Scores.key`; the lower median of an even count) of [P] `start` over its run as set
-        and `config.start_draws` runs under ±`config.hold_noise` parameter noise on `sim`'s scene. The draws come
-        from a generator of their own seeded by the search's seed: the same for every start of one seed, and the
-        search's own draws left as they were."""
+    def start_outcome(self, sim: Simulator, start: np.ndarray) -> StartOutcome:
+        """How [P] `start` does over its run as set and `config.start_draws` runs under ±`config.hold_noise`
+        parameter noise on `sim`'s scene: the median of their `Scores.key` (the lower median of an even count) and
+        how many fell. The draws come from a generator of their own seeded by the search's seed: the same for every
+        start of one seed, and the search's own draws left as they were."""
         rng = np.random.default_rng((self.seed, START_DRAWS_STREAM))
         batch = np.vstack([start[None], *self._noised(start[None], self.config.start_draws, self.config.hold_noise,
                                                        rng)])
         scores = Scores(*self._scored(sim, self.controller, batch))
         keys = sorted(scores.key(index) for index in range(len(batch)))
-        return keys[(len(keys) - 1) // 2]
+        return StartOutcome(keys[(len(keys) - 1) // 2], int((scores.alive < 1).sum()))
 
     def run(self, sim: Simulator, start: np.ndarray,
             progress: Callable[[int, Scores, np.ndarray], None] | None = None, *,
@@ -444,17 +454,18 @@ def _rough(scene: CompiledScene, seeds: tuple[int, ...]) -> tuple[int, ...]:
     return seeds
 
 
-def pick_start(as_set: Sequence[Scores], medians: Sequence[tuple[float, float, float]] | None,
-               margin: float) -> int:
+def pick_start(as_set: Sequence[Scores], outcomes: Sequence[StartOutcome] | None, margin: float) -> int:
     """Which start a search runs from, of the single-candidate scores each got as set and (None: not drawn) each
-    one's median outcome under parameter noise (`PolicySearch.start_outcome`): the best as set, unless another's
-    median clearly beats that one's (`_clearly_better`), then the best of those by its median."""
-    top = functools.reduce(lambda kept, one: one if _better(as_set[one], 0, as_set[kept]) else kept,
-                           range(len(as_set)))
-    if medians is None:
-        return top
-    ahead = [index for index, median in enumerate(medians) if _clearly_better(median, medians[top], margin)]
-    return max(ahead, key=medians.__getitem__) if ahead else top
+    one's outcome under parameter noise (`PolicySearch.start_outcome`). Without outcomes, the best as set. With
+    them, of the starts whose medians the best median does not clearly beat (`_clearly_better`: the reward ranks
+    them about equal), the one that fell in the fewest of its runs, then the best as set: as set, one run decides,
+    and near a cliff the last bits of a CPU's arithmetic decide that run."""
+    order = sorted(range(len(as_set)), key=lambda index: as_set[index].key(0), reverse=True)
+    if outcomes is None:
+        return order[0]
+    best = max(outcomes, key=lambda outcome: outcome.median).median
+    near = [index for index in order if not _clearly_better(best, outcomes[index].median, margin)]
+    return min(near, key=lambda index: outcomes[index].falls)
 
 
 def _clearly_better(median: tuple[float, float, float], incumbent: tuple[float, float, float],
@@ -501,9 +512,9 @@ def search_motion(scene: CompiledScene, reward: RewardFunction, config: Optimize
         searches = [(PolicySearch(scene, controller, reward, settings, duration_s=config.duration_s, seed=seed), start)
                     for controller, start in search_starts(scene, settings)]
         scored = [(search, start, search.score_start(sim, start)) for search, start in searches]
-        medians = ([search.start_outcome(sim, start) for search, start, _ in scored]
-                   if len(scored) > 1 and settings.start_draws else None)
-        search, start, scores = scored[pick_start([scores for *_, scores in scored], medians, settings.start_margin)]
+        outcomes = ([search.start_outcome(sim, start) for search, start, _ in scored]
+                    if len(scored) > 1 and settings.start_draws else None)
+        search, start, scores = scored[pick_start([scores for *_, scores in scored], outcomes, settings.start_margin)]
         best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores)
         best = search.held(sim, best, start, settings.hold)
         seconds = time.perf_counter() - begin
