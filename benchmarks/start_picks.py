@@ -7,7 +7,7 @@ For every row (`bench_gait.ROWS`: its reward and ground) and seed, each shipped 
 scored as the loop's search scores its starts: once as set (alive, return), and by its median outcome over that run
 and the start draws (8 draws of ±1 % noise on every parameter, `SearchConfig.start_draws`) and how many of those 9
 runs fell; then the start the search runs from (`search.pick_start`): of the starts whose medians are about equal to
-the best, the one that fell least, then the best as set. Prints one line per row and seed; --json writes them.
+the best, the best as set of those that never fell, else the best as set. Prints one line per row and seed; --json writes them.
 Seconds per row and seed, no search; not a test.
 
     .venv/bin/python benchmarks/start_picks.py --body myolegs --rows walk --gaits myolegs.json \

@@ -738,13 +738,14 @@ def test_a_median_outcome_beats_another_clearly_only_by_the_margin():
 
 @pytest.mark.parametrize("medians, falls, picked", [
     ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], (0, 0, 0), 0),  # 2.0 is within 8 % of 2.1: the best as set
-    ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], (3, 0, 0), 1),  # ... unless it fell in more of its runs
-    ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], (3, 3, 0), 0),  # (not a start the best median clearly beats)
+    ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], (3, 0, 0), 1),  # ... unless it fell and the other never did
+    ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], (4, 2, 0), 0),  # both fell: the best as set (and start 2 is
+    ([(0, 1.0, 2.0), (0, 1.0, 2.1), (0, 1.0, 1.0)], (3, 3, 0), 0),  # clearly beaten, though it never fell)
     ([(0, 1.0, 2.0), (0, 1.0, 2.3), (0, 1.0, 2.5)], (0, 0, 0), 2),  # 2.5 beats both clearly
-    ([(0, 1.0, 2.0), (0, 1.0, 2.4), (0, 1.0, 2.5)], (0, 0, 1), 1),  # 2.4 and 2.5 about equal: the fewer falls
+    ([(0, 1.0, 2.0), (0, 1.0, 2.4), (0, 1.0, 2.5)], (0, 0, 1), 1),  # 2.4 and 2.5 about equal: the one that never fell
     ([(0, 0.6, 2.0), (0, 1.0, 0.5), (0, 1.0, 2.2)], (5, 0, 0), 2),  # the best as set falls in most draws
 ])
-def test_a_start_is_picked_by_its_median_then_its_falls_then_as_set(medians, falls, picked):
+def test_a_start_is_picked_by_its_median_then_by_never_falling_then_as_set(medians, falls, picked):
     # Start 0 ranks best as set (alive 1.0, return 3.0); starts 1 and 2 lower.
     as_set = [Scores(alive=np.array([1.0]), returns=np.array([r])) for r in (3.0, 2.0, 1.0)]
     outcomes = [StartOutcome(median, fell) for median, fell in zip(medians, falls, strict=True)]

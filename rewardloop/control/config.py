@@ -185,13 +185,14 @@ class SearchConfig:
     start_draws: int = 8
     """Where several shipped gaits could start the search, each also runs this many times under draws of
     ±`hold_noise` parameter noise (the same draws for every start), and the start is picked from its median outcome
-    over its runs (as set and these) and how many of them fell (`search.pick_start`): of the starts whose medians
-    are about equal to the best (`start_margin`), the one that fell least, then the best as set. As set, one run
-    decides, and near a cliff the last bits of a CPU's arithmetic decide that run: on the 2-core machine the fast
-    walk's reward ranked the main gait above the fast gait as set (1.991 against 1.585) while the fast gait's median
-    over these runs was 15-24 % above the main gait's in seeds 0-2, and the canonical walk's ranked the straight-knee
-    gait first as set on 1 of 6 emulated CPUs while that gait fell in 1-4 of its 9 runs, the main gait in none
-    (2026-11-29, `benchmarks/start_picks.py`; README "which gait starts"). 0: as set only."""
+    over its runs (as set and these) and whether any of them fell (`search.pick_start`): of the starts whose medians
+    are about equal to the best (`start_margin`), the best as set of those that never fell, else the best as set.
+    As set, one run decides, and near a cliff the last bits of a CPU's arithmetic decide that run: on the 2-core
+    machine the fast walk's reward ranked the main gait above the fast gait as set (1.991 against 1.585) while the
+    fast gait's median over these runs was 15-24 % above the main gait's in seeds 0-2, and the canonical walk's
+    ranked the straight-knee gait first as set on 1 of 6 emulated CPUs while that gait fell in 1-4 of its 9 runs in
+    every seed and CPU, the main gait in one run of all 162 (2026-11-29, `benchmarks/start_picks.py --cpus 6`; README
+    "which gait starts"). 0: as set only."""
     start_margin: float = 0.08
     """When two starts' median outcomes count as about equal: unless one is cheaper or longer alive, or has a return
     higher by more than this fraction of the other's median return. Measured in seeds 0-2 on the muscle legs: the

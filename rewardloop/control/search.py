@@ -14,7 +14,8 @@ has each scored as it is under the reward (one run of each, with the search's pe
 from the best of them with the whole time limit: the reward picks the gait (and the controller) to start from.
 One run near a cliff is decided by the last bits of the CPU's arithmetic, so each start also runs under a few draws
 of small parameter noise, and of the starts whose median outcomes over those runs are about equal to the best, the
-one that fell least is picked, then the best as set (SearchConfig.start_draws, start_margin; `pick_start`).
+best as set of those that never fell is picked, else the best as set (SearchConfig.start_draws, start_margin;
+`pick_start`).
 The gait it found then runs half as long again as the trials beside its start, as they are and under small
 parameter noise, and gives way to the start where the reward ranks the start higher on average over those longer
 motions (SearchConfig.hold): a gait that won its trials by the luck of the exact numbers does not replace the start.
@@ -458,14 +459,14 @@ def pick_start(as_set: Sequence[Scores], outcomes: Sequence[StartOutcome] | None
     """Which start a search runs from, of the single-candidate scores each got as set and (None: not drawn) each
     one's outcome under parameter noise (`PolicySearch.start_outcome`). Without outcomes, the best as set. With
     them, of the starts whose medians the best median does not clearly beat (`_clearly_better`: the reward ranks
-    them about equal), the one that fell in the fewest of its runs, then the best as set: as set, one run decides,
-    and near a cliff the last bits of a CPU's arithmetic decide that run."""
+    them about equal), the best as set of those that fell in none of their runs, else the best as set: as set, one
+    run decides, and near a cliff the last bits of a CPU's arithmetic decide that run."""
     order = sorted(range(len(as_set)), key=lambda index: as_set[index].key(0), reverse=True)
     if outcomes is None:
         return order[0]
     best = max(outcomes, key=lambda outcome: outcome.median).median
     near = [index for index in order if not _clearly_better(best, outcomes[index].median, margin)]
-    return min(near, key=lambda index: outcomes[index].falls)
+    return min(near, key=lambda index: outcomes[index].falls > 0)
 
 
 def _clearly_better(median: tuple[float, float, float], incumbent: tuple[float, float, float],
