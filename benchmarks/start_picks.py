@@ -7,15 +7,15 @@ For every row (`bench_gait.ROWS`: its reward and ground) and seed, each shipped 
 scored as the loop's search scores its starts: once as set (alive, return), and by its median outcome over that run
 and the start draws (8 draws of ±1 % noise on every parameter, `SearchConfig.start_draws`) and how many of those 9
 runs fell; then the start the search runs from (`search.pick_start`): of the starts whose medians are about equal to
-the best, the best as set of those that never fell, else the best as set. Prints one line per row and seed; --json writes them.
-Seconds per row and seed, no search; not a test.
+the best, the best as set of those that never fell, else the best as set. Prints one line per row and seed; --json
+writes them. Seconds per row and seed, no search; not a test.
 
     .venv/bin/python benchmarks/start_picks.py --body myolegs --rows walk --gaits myolegs.json \
         myolegs-straight_knees.json --cpus 6 --json walk_cpus.json
 
 With --cpus N, each row and seed is also scored as N - 1 other CPUs would score it, emulated: every start's
-parameters under one draw of ±--cpu-noise relative noise (default 0.01 %, about what a CPU's last bits change in a
-10-s motion), the draw of CPU k the same for every row and seed; CPU 0 is this one. --gaits keeps those starts only.
+parameters under one draw of ±--cpu-noise relative noise (default 0.01 %: a stand-in for a CPU's last bits), the
+draw of CPU k the same for every row and seed; CPU 0 is this one. --gaits keeps those starts only.
 """
 
 from __future__ import annotations

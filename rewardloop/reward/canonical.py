@@ -155,9 +155,10 @@ def symmetry(f):
 STRAIGHT_KNEES_WEIGHT = 15.0
 """The straight-knees term's weight in "walk with straight knees": large enough that the request outweighs what the
 walk's terms make of a knee bend. At 5 (until 2026-11-29) the muscle legs' straight-knee gait (mean squared knee
-flexion 0.156 rad²) and main gait (0.181 rad², people's curve) tied under it, 10-s medians under ±1 % parameter noise
-within -0.08 to +0.26 of each other over 3 seeds × 3 CPUs (emulated by ±0.01 % noise), so which gait "straight knees"
-started from was the CPU's call; at 15 the straight-knee gait leads by 0.16 to 0.53 (README, "which gait starts")."""
+flexion 0.156 rad²) and main gait (0.181 rad², people's curve) tied under it, their medians under ±1 % parameter noise
+within 8 % either way, so which one "walk with straight knees" started from was the CPU's call (on one machine the
+main gait in 2 of 3 seeds); at 15 the straight-knee gait's median leads by 0.16-0.53 over 3 seeds × 6 emulated CPUs
+(README, "which gait starts")."""
 
 _WALK_TERMS = _FORWARD + _HEIGHT + _BODY_REST
 """Walks: balance (in _FORWARD) measured in a frame moving at the speed target."""
