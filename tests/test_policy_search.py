@@ -12,6 +12,7 @@ import itertools
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -507,6 +508,17 @@ def test_a_steering_search_moves_only_the_steering_parameters(humanoid_walking, 
         search.run(sim, PARAMETERS.default)
     moved = np.any(np.vstack(asked) != PARAMETERS.default, axis=0)
     assert set(np.flatnonzero(moved)) == {PARAMETERS.index(name) for name in controller.steering}
+
+
+def test_the_time_limit_counts_from_when_the_candidate_began(humanoid_walking, walk):
+    # A 60-s limit that began 100 s ago (picking the start took it all) runs no generation; one that begins now
+    # runs both of the two asked for.
+    controller = make_controller("gait_machine", humanoid_walking)
+    config = dataclasses.replace(TINY_SEARCH, max_seconds=60.0)
+    with Simulator(humanoid_walking, nthread=2) as sim:
+        logs = [PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.25, seed=3).run(
+            sim, PARAMETERS.default, since=since)[2] for since in (time.perf_counter() - 100.0, None)]
+    assert [log.generations for log in logs] == [0, 2]
 
 
 @pytest.mark.parametrize("terrain", [Terrain("flat"), Terrain("stairs")])

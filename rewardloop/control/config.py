@@ -168,7 +168,9 @@ class SearchConfig:
     with edges (the stairs are 6 m wide): a gait that climbs diagonally and walks off the side otherwise ranks as
     alive until it falls off."""
     max_seconds: float | None = 90.0
-    """Stop starting new generations after this much wall time (s); None: no limit."""
+    """Stop starting new generations after this much wall time (s), counted in the loop's searches from the
+    candidate's start (scoring the shipped gaits included, since 2026-11-29: on a machine three times slower they
+    took 50 s and candidates 140-160 s); None: no limit."""
     hold: float = 0.5
     """After the search, the found policy and its start are run (1 + hold) times the motion's length, as they are
     and under `hold_draws` draws of parameter noise (the same draws for both); where the reward ranks the start

@@ -366,15 +366,17 @@ class PolicySearch:
 
     def run(self, sim: Simulator, start: np.ndarray,
             progress: Callable[[int, Scores, np.ndarray], None] | None = None, *,
-            start_scores: Scores | None = None) -> tuple[np.ndarray, Scores, SearchLog]:
+            start_scores: Scores | None = None, since: float | None = None) -> tuple[np.ndarray, Scores, SearchLog]:
         """Search from [P] `start`; -> (best [P] parameters, their scores, the log). `progress` gets, after each
         generation, its number and the best candidate's scores and [P] parameters. `start_scores`: what
-        `score_start` gave for `start` (else it is scored here)."""
+        `score_start` gave for `start` (else it is scored here). `since`: when the time limit (`config.max_seconds`)
+        began, a `time.perf_counter()` reading (default: now), so that picking the start counts against it."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # cma warns that it cannot plot without matplotlib
             import cma
 
         begin, config = time.perf_counter(), self.config
+        budget = begin if since is None else since
         best, best_scores = start, start_scores if start_scores is not None else self.score_start(sim, start)
         history = [(float(best_scores.alive[0]), float(best_scores.returns[0]))]
         options = {"bounds": [0.0, 1.0], "popsize": config.population, "seed": self.seed + 1, "verbose": -9}
@@ -383,7 +385,7 @@ class PolicySearch:
             warnings.simplefilter("ignore")
             strategy = cma.CMAEvolutionStrategy(list((start[free] - low) / span), config.sigma, options)
         generation, evaluations = 0, 1
-        while generation < config.generations and not self._out_of_time(begin):
+        while generation < config.generations and not self._out_of_time(budget):
             unit = np.asarray(strategy.ask())
             params = np.repeat(start[None], len(unit), axis=0)
             params[:, free] = low + np.clip(unit, 0.0, 1.0) * span
@@ -516,7 +518,7 @@ def search_motion(scene: CompiledScene, reward: RewardFunction, config: Optimize
         outcomes = ([search.start_outcome(sim, start) for search, start, _ in scored]
                     if len(scored) > 1 and settings.start_draws else None)
         search, start, scores = scored[pick_start([scores for *_, scores in scored], outcomes, settings.start_margin)]
-        best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores)
+        best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores, since=begin)
         best = search.held(sim, best, start, settings.hold)
         seconds = time.perf_counter() - begin
         rollouts = executed(sim, search.controller, best, reward, settings.receding, duration_s=config.duration_s,
