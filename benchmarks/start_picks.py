@@ -52,8 +52,9 @@ def picks(body: str, row: str, seed: int, *, cpu: int = 0, cpu_noise: float = 1e
     kept = [index for index, name in enumerate(shipped) if gaits is None or name in gaits]
     every = search_starts(scene, settings)
     starts = [every[index] for index in kept]
-    names, rng = [shipped[index] for index in kept], np.random.default_rng((cpu, CPU_STREAM))
+    names = [shipped[index] for index in kept]
     if cpu:
+        rng = np.random.default_rng((cpu, CPU_STREAM))
         starts = [(controller, np.clip(start * (1 + rng.uniform(-cpu_noise, cpu_noise, start.shape)),
                                        controller.space.low, controller.space.high)) for controller, start in starts]
     with Simulator(scene) as sim:
