@@ -521,6 +521,30 @@ def test_the_time_limit_counts_from_when_the_candidate_began(humanoid_walking, w
     assert [log.generations for log in logs] == [0, 2]
 
 
+def test_the_time_limit_keeps_room_for_what_runs_after_the_search(humanoid_walking, walk):
+    # Within a 60-s limit: with nothing to run after it, both generations; with 10^12 steps still to come (weeks at
+    # any speed), only the first, which measures the search's seconds per step to forecast them with.
+    controller = make_controller("gait_machine", humanoid_walking)
+    config = dataclasses.replace(TINY_SEARCH, max_seconds=60.0)
+    with Simulator(humanoid_walking, nthread=2) as sim:
+        logs = [PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.25, seed=3).run(
+            sim, PARAMETERS.default, reserve_steps=reserve)[2] for reserve in (0, 10**12)]
+    assert [log.generations for log in logs] == [2, 1]
+
+
+def test_hold_steps_counts_what_the_hold_simulates(humanoid_walking, walk):
+    # 0.25 s of 5-ms steps = 50 per trial; the hold runs 50 + 25 = 75 steps, found and start as set and under
+    # 2 draws each: 6 runs, 450 steps.
+    controller = make_controller("gait_machine", humanoid_walking)
+    config = dataclasses.replace(TINY_SEARCH, hold_draws=2)
+    search = PolicySearch(humanoid_walking, controller, walk, config, duration_s=0.25, seed=3)
+    found = PARAMETERS.default * 1.01
+    with Simulator(humanoid_walking, nthread=2) as sim:
+        search.held(sim, found, PARAMETERS.default, 0.5)
+    assert search.steps == search.hold_steps(0.5) == 450
+    assert search.hold_steps(0.0) == 0
+
+
 @pytest.mark.parametrize("terrain", [Terrain("flat"), Terrain("stairs")])
 def test_on_flat_ground_the_search_leaves_what_only_acts_on_uneven_ground(walk, terrain):
     # The gait tracker's look_* parameters act on rises of the ground, 0 on flat ground, and land_ahead on a foot

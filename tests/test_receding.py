@@ -13,11 +13,19 @@ import numpy as np
 import pytest
 
 from rewardloop.cli import main
+from rewardloop.control import receding
 from rewardloop.control.config import RecedingConfig, SearchConfig
 from rewardloop.control.controllers import make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics
 from rewardloop.control.policy import shipped_gait
-from rewardloop.control.receding import candidates, choose, planning_simulator, receding_motion, run_receding
+from rewardloop.control.receding import (
+    candidates,
+    choose,
+    planned_steps,
+    planning_simulator,
+    receding_motion,
+    run_receding,
+)
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward import load_reward
@@ -83,6 +91,21 @@ def test_with_the_nominal_as_the_only_choice_the_motion_is_the_policy_as_found(h
     assert chosen.shape == (5, len(nominal))  # a choice every 0.2 s
     np.testing.assert_array_equal(chosen, np.repeat(nominal[None], 5, axis=0))
     np.testing.assert_array_equal(motion.state, plain.state)  # segments and carried memory change nothing
+
+
+def test_planned_steps_counts_what_a_receding_motion_simulates(humanoid_walking_scene, walk, monkeypatch):
+    # 1 s of 5-ms steps = 200; a choice every 0.2 s (40 steps): 5 look-aheads of 3 candidates × 0.3 s (60 steps)
+    # = 900, plus the 200 executed: 1100.
+    controller, nominal = main_gait(humanoid_walking_scene)
+    config = RecedingConfig(samples=3, horizon_s=0.3)
+    simulated = []
+    real = receding.run_controller
+    monkeypatch.setattr(receding, "run_controller", lambda sim, controller, params, *, nstep, **rest: (
+        simulated.append(len(params) * nstep) or real(sim, controller, params, nstep=nstep, **rest)))
+    with Simulator(humanoid_walking_scene, nthread=2) as sim:
+        receding_motion(sim, sim, controller, nominal, walk, config, duration_s=1.0, seed=0)
+    assert sum(simulated) == planned_steps(config, nstep=200, chunk=controller.chunk,
+                                           dt=humanoid_walking_scene.dt) == 1100
 
 
 def test_the_planner_keeps_a_flat_trained_gait_up_where_it_falls_as_found(rough, walk):

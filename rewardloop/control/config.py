@@ -168,9 +168,12 @@ class SearchConfig:
     with edges (the stairs are 6 m wide): a gait that climbs diagonally and walks off the side otherwise ranks as
     alive until it falls off."""
     max_seconds: float | None = 90.0
-    """Stop starting new generations after this much wall time (s), counted in the loop's searches from the
-    candidate's start (scoring the shipped gaits included, since 2026-11-29: on a machine three times slower they
-    took 50 s and candidates 140-160 s); None: no limit."""
+    """The candidate's time limit (s): no new generation starts once the wall time since the candidate's start
+    (scoring the shipped gaits included, since 2026-11-29: on a machine three times slower they took 50 s and
+    candidates 140-160 s) plus a forecast of what runs after the search (the hold's runs and the executed motion
+    with its receding-horizon planner, at the seconds per step of the search's generations; since 2026-12-01: the
+    muscle legs' stairs planner, about 60 s on the 2-core machine, ran outside the limit and their candidates took
+    102-157 s) would pass it. The first generation runs unless the limit has passed already; None: no limit."""
     hold: float = 0.5
     """After the search, the found policy and its start are run (1 + hold) times the motion's length, as they are
     and under `hold_draws` draws of parameter noise (the same draws for both); where the reward ranks the start

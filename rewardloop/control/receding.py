@@ -95,8 +95,7 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
     """
     scene, chunk = sim.scene, controller.chunk
     nstep = max(1, round(duration_s / scene.dt))
-    every = chunk * max(1, round(config.replan_s / scene.dt / chunk))
-    horizon = chunk * max(1, round(config.horizon_s / scene.dt / chunk))
+    every, horizon = _replan_steps(config, chunk, scene.dt)
     low, high = controller.space.low, controller.space.high
     rng = np.random.default_rng(seed)
     now = np.array(scene.initial_state, dtype=float)
@@ -116,6 +115,19 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
         parts.append(part)
         now = part.state[0, -1].copy()
     return Rollouts.in_sequence(parts), np.array(chosen)
+
+
+def _replan_steps(config: RecedingConfig, chunk: int, dt: float) -> tuple[int, int]:
+    """(physics steps between two choices, steps each candidate is simulated ahead), whole controller updates of
+    `chunk` steps of `dt` seconds."""
+    return (chunk * max(1, round(config.replan_s / dt / chunk)), chunk * max(1, round(config.horizon_s / dt / chunk)))
+
+
+def planned_steps(config: RecedingConfig, *, nstep: int, chunk: int, dt: float) -> int:
+    """Physics steps that one unpushed `receding_motion` of `nstep` steps simulates: its look-aheads and the
+    motion itself (the muscle legs' 10-s climb with the stairs' settings: 50 × 16 × 2000 + 10000 = 1,610,000)."""
+    every, horizon = _replan_steps(config, chunk, dt)
+    return len(range(0, nstep, every)) * config.samples * horizon + nstep
 
 
 def run_receding(scene: CompiledScene, controller: Controller, nominal: np.ndarray, reward: RewardFunction,

@@ -50,7 +50,7 @@ from rewardloop.control.controllers import (
 )
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.policy import Policy, shipped_gaits
-from rewardloop.control.receding import lookahead, planning_simulator, receding_motion
+from rewardloop.control.receding import lookahead, planned_steps, planning_simulator, receding_motion
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardEval, RewardFunction, term_statistics
@@ -366,11 +366,15 @@ class PolicySearch:
 
     def run(self, sim: Simulator, start: np.ndarray,
             progress: Callable[[int, Scores, np.ndarray], None] | None = None, *,
-            start_scores: Scores | None = None, since: float | None = None) -> tuple[np.ndarray, Scores, SearchLog]:
+            start_scores: Scores | None = None, since: float | None = None,
+            reserve_steps: int = 0) -> tuple[np.ndarray, Scores, SearchLog]:
         """Search from [P] `start`; -> (best [P] parameters, their scores, the log). `progress` gets, after each
         generation, its number and the best candidate's scores and [P] parameters. `start_scores`: what
         `score_start` gave for `start` (else it is scored here). `since`: when the time limit (`config.max_seconds`)
-        began, a `time.perf_counter()` reading (default: now), so that picking the start counts against it."""
+        began, a `time.perf_counter()` reading (default: now), so that picking the start counts against it.
+        `reserve_steps`: physics steps still to run within the limit after the search (the hold, the executed
+        motion and its planner); after the first generation, no generation starts once their forecast, at the
+        seconds per step of this search's generations so far, would end past the limit."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # cma warns that it cannot plot without matplotlib
             import cma
@@ -385,7 +389,9 @@ class PolicySearch:
             warnings.simplefilter("ignore")
             strategy = cma.CMAEvolutionStrategy(list((start[free] - low) / span), config.sigma, options)
         generation, evaluations = 0, 1
-        while generation < config.generations and not self._out_of_time(budget):
+        pace = _Pace(self.steps)
+        while generation < config.generations and not self._out_of_time(
+                budget, reserve_steps * pace.seconds_per_step(self.steps)):
             unit = np.asarray(strategy.ask())
             params = np.repeat(start[None], len(unit), axis=0)
             params[:, free] = low + np.clip(unit, 0.0, 1.0) * span
@@ -432,7 +438,7 @@ class PolicySearch:
         gait that won its trials by the luck of the exact numbers does not replace the start)."""
         if hold <= 0 or np.array_equal(found, start):
             return found
-        nstep = self.nstep + max(1, round(hold * self.nstep))
+        nstep = self._hold_length(hold)
         pair = np.stack([found, start])
         runs = np.vstack([pair, *self._noised(pair, self.config.hold_draws, self.config.hold_noise)])
         _, returns = lookahead(sim, self.controller, runs, self.reward, self.initial_state,
@@ -441,8 +447,30 @@ class PolicySearch:
         found_return, start_return = returns.reshape(-1, 2).mean(axis=0)
         return start if start_return > found_return else found
 
-    def _out_of_time(self, begin: float) -> bool:
-        return self.config.max_seconds is not None and time.perf_counter() - begin > self.config.max_seconds
+    def _out_of_time(self, begin: float, ahead: float = 0.0) -> bool:
+        """Whether the time since `begin` plus `ahead` seconds still to come passes the limit."""
+        return self.config.max_seconds is not None and time.perf_counter() - begin + ahead > self.config.max_seconds
+
+    def _hold_length(self, hold: float) -> int:
+        """Steps of each of `held`'s runs: (1 + `hold`) times the trials'."""
+        return self.nstep + max(1, round(hold * self.nstep))
+
+    def hold_steps(self, hold: float) -> int:
+        """Physics steps that `held` simulates with `hold` (its runs of the found policy and of the start; at most:
+        none when the search kept its start)."""
+        return (2 + 2 * self.config.hold_draws) * self._hold_length(hold) if hold > 0 else 0
+
+
+class _Pace:
+    """Seconds per physics step of a search's generations, measured from when it was made."""
+
+    def __init__(self, steps: int):
+        self.begin, self.steps = time.perf_counter(), steps
+
+    def seconds_per_step(self, steps: int) -> float:
+        """Wall time per step since the start, `steps` being the search's count now (0 before any step)."""
+        done = steps - self.steps
+        return (time.perf_counter() - self.begin) / done if done > 0 else 0.0
 
 
 def _split(scores: Scores, count: int) -> tuple[Scores, Scores]:
@@ -518,7 +546,10 @@ def search_motion(scene: CompiledScene, reward: RewardFunction, config: Optimize
         outcomes = ([search.start_outcome(sim, start) for search, start, _ in scored]
                     if len(scored) > 1 and settings.start_draws else None)
         search, start, scores = scored[pick_start([scores for *_, scores in scored], outcomes, settings.start_margin)]
-        best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores, since=begin)
+        after = search.hold_steps(settings.hold) + executed_steps(search.controller, settings.receding,
+                                                                  duration_s=config.duration_s, dt=scene.dt)
+        best, _, _ = search.run(sim, start, _reporter(progress, search), start_scores=scores, since=begin,
+                                reserve_steps=after)
         best = search.held(sim, best, start, settings.hold)
         seconds = time.perf_counter() - begin
         rollouts = executed(sim, search.controller, best, reward, settings.receding, duration_s=config.duration_s,
@@ -542,6 +573,12 @@ def executed(sim: Simulator, controller: Controller, params: np.ndarray, reward:
         motion, _ = receding_motion(sim, planner, controller, params, reward, receding, duration_s=duration_s,
                                     seed=seed)
     return motion
+
+
+def executed_steps(controller: Controller, receding: RecedingConfig | None, *, duration_s: float, dt: float) -> int:
+    """Physics steps that `executed` simulates: the motion, and with `receding` its planner's look-aheads."""
+    nstep = max(1, round(duration_s / dt))
+    return nstep if receding is None else planned_steps(receding, nstep=nstep, chunk=controller.chunk, dt=dt)
 
 
 def _reporter(progress: Callable[[Progress], None] | None,
