@@ -22,16 +22,19 @@ Minutes, not a test.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import itertools
 import json
 import platform
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 from find_gait import ground, named_numbers
 
+from rewardloop.control.config import RecedingConfig
 from rewardloop.control.controllers import Controller, make_controller, run_controller
 from rewardloop.control.defaults import receding_for
 from rewardloop.control.metrics import batch_metrics, fall_mask
@@ -64,6 +67,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="run each motion with the receding-horizon planner pursuing --reward (the ground's "
                              "planner settings, as `optimize` uses them; one motion after another: minutes each)")
     parser.add_argument("--planner-seed", type=int, default=0, help="with --receding: the planner's random seed")
+    parser.add_argument("--planner", nargs="+", default=[], metavar="NAME=VALUE",
+                        help="with --receding: changes to the ground's planner settings (RecedingConfig fields, "
+                             "e.g. samples=8 screen=1)")
     parser.add_argument("--duration", type=float, default=10.0, help="seconds each motion lasts")
     parser.add_argument("--threads", type=int, default=1, help="simulation threads")
     parser.add_argument("--out", type=Path, help="write the results here (json)")
@@ -75,7 +81,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         raise UserError("--reward-speed sets the target speed of a --reward program; name one with --reward")
     if args.receding and args.reward is None:
         raise UserError("--receding runs a planner that pursues a reward; name one with --reward")
+    if args.planner and not args.receding:
+        raise UserError("--planner changes the receding-horizon planner's settings; add --receding")
     return args
+
+
+def planner_config(scene: CompiledScene, items: list[str]) -> RecedingConfig:
+    """The ground's planner settings (`receding_for`) with the --planner NAME=VALUE changes; a one-line UserError
+    naming the fields for anything else."""
+    config = receding_for(scene.body.actuator_kind, scene.scene.terrain.kind)
+    names = [field.name for field in dataclasses.fields(RecedingConfig)]
+    changes = {}
+    for item in items:
+        name, values = named_numbers(item, "--planner", "NAME=VALUE")
+        if name not in names or len(values) != 1:
+            raise UserError(f"--planner takes NAME=VALUE with NAME one of {', '.join(names)}, got {item!r}")
+        changes[name] = type(getattr(config, name))(values[0])  # 16.0 -> 16 samples, 1.0 -> screen on
+    return dataclasses.replace(config, **changes)
 
 
 def grid_values(items: list[str]) -> dict[str, tuple[float, ...]]:
@@ -108,7 +130,7 @@ def motions(scene: CompiledScene, controller: Controller, rows: np.ndarray, args
     with Simulator(scene, nthread=args.threads) as sim:
         if not args.receding or reward is None:
             return run_controller(sim, controller, rows, nstep=round(args.duration / scene.dt))
-        config = receding_for(scene.body.actuator_kind, scene.scene.terrain.kind)
+        config = planner_config(scene, args.planner)
         with planning_simulator(sim) as planner:
             parts = [receding_motion(sim, planner, controller, row, reward, config, duration_s=args.duration,
                                      seed=args.planner_seed)[0] for row in rows]
@@ -135,7 +157,9 @@ def main(argv: list[str] | None = None) -> None:
     noisy = list(range(len(vector))) if args.noise_all else columns
     rows = np.clip(grid_rows(vector, columns, settings, args.draws, args.noise, noisy), controller.space.low,
                    controller.space.high)
+    begin = time.perf_counter()
     features = motions(scene, controller, rows, args, reward).features(scene)
+    seconds = time.perf_counter() - begin
     walked = ~fall_mask(features).any(axis=1).reshape(len(settings), args.draws)
     metrics = batch_metrics(features)
     turned = np.degrees([m.heading_change for m in metrics]).reshape(len(settings), args.draws)
@@ -160,11 +184,14 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{named}: walked {results[-1]['walked']} of {args.draws}, turned {np.round(row_turned).astype(int)}°, "
               f"{row_distance.mean():.1f} m, {row_drift.mean():.2f} m sideways, pelvis yaw {yaw_deg:.1f}°, "
               f"human-like {row_human.sum()}{scored}")
+    print(f"{len(rows)} motions in {seconds:.0f} s")
     if args.out:
         args.out.write_text(json.dumps({
             "script": "benchmarks/grid_gait.py", "argv": sys.argv[1:] if argv is None else argv,
             "terrain": terrain.describe(), "date": datetime.date.today().isoformat(),
-            "machine": platform.processor() or platform.machine(), "results": results}, indent=1))
+            "machine": platform.processor() or platform.machine(), "wall_s": round(seconds, 1),
+            "planner": dataclasses.asdict(planner_config(scene, args.planner)) if args.receding else None,
+            "results": results}, indent=1))
 
 
 if __name__ == "__main__":

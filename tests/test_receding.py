@@ -15,16 +15,18 @@ import pytest
 from rewardloop.cli import main
 from rewardloop.control import receding
 from rewardloop.control.config import RecedingConfig, SearchConfig
-from rewardloop.control.controllers import make_controller, run_controller
+from rewardloop.control.controllers import Carry, make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics
 from rewardloop.control.policy import shipped_gait
 from rewardloop.control.receding import (
     candidates,
     choose,
+    lookahead,
     planned_steps,
     planning_simulator,
     receding_motion,
     run_receding,
+    screened_lookahead,
 )
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
@@ -106,6 +108,38 @@ def test_planned_steps_counts_what_a_receding_motion_simulates(humanoid_walking_
         receding_motion(sim, sim, controller, nominal, walk, config, duration_s=1.0, seed=0)
     assert sum(simulated) == planned_steps(config, nstep=200, chunk=controller.chunk,
                                            dt=humanoid_walking_scene.dt) == 1100
+
+
+def test_the_screen_looks_ahead_with_two_where_they_stay_up(humanoid_walking_scene, walk, monkeypatch):
+    # On flat ground the main gait stays up over every 0.3-s horizon: 5 choices in 1 s, each of the nominal and the
+    # last chosen only (2 rows, not 6), and the last chosen is always one of the two: the nominal throughout.
+    controller, nominal = main_gait(humanoid_walking_scene)
+    rows = []
+    real = receding.lookahead
+    monkeypatch.setattr(receding, "lookahead", lambda planner, controller, params, *rest: (
+        rows.append(len(params)) or real(planner, controller, params, *rest)))
+    config = RecedingConfig(samples=6, horizon_s=0.3, screen=True)
+    with Simulator(humanoid_walking_scene, nthread=2) as sim:
+        _, chosen = receding_motion(sim, sim, controller, nominal, walk, config, duration_s=1.0, seed=0)
+    assert rows == [2] * 5
+    np.testing.assert_array_equal(chosen, np.repeat(nominal[None], 5, axis=0))
+
+
+def test_where_the_screen_falls_every_candidate_is_screened_lookahead_with(humanoid_walking_scene, walk):
+    # From a state with the pelvis 0.5 m lower the body shows a fall sign at once: the two screened candidates fail,
+    # and what comes back is the plain look-ahead of all six.
+    controller, nominal = main_gait(humanoid_walking_scene)
+    state = np.array(humanoid_walking_scene.initial_state, dtype=float)
+    state[1 + 2] -= 0.5  # qpos z, after the time entry
+    params = candidates(nominal, nominal, controller.space.low, controller.space.high, samples=6, sigma=0.03,
+                        rng=np.random.default_rng(0))
+    carry = Carry.fresh(controller, humanoid_walking_scene, 1)
+    with Simulator(humanoid_walking_scene, nthread=2) as sim:
+        screened = screened_lookahead(sim, controller, params, walk, state, carry, 60, screen=True)
+        plain = lookahead(sim, controller, params, walk, state, carry, 60)
+    assert len(screened[0]) == 6 and screened[1].max() < 60
+    np.testing.assert_array_equal(screened[1], plain[0])
+    np.testing.assert_array_equal(screened[2], plain[1])
 
 
 def test_the_planner_keeps_a_flat_trained_gait_up_where_it_falls_as_found(rough, walk):

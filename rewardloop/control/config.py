@@ -131,6 +131,10 @@ class RecedingConfig:
     ranges): the nominal gait is kept unless another does clearly better. At 1 the planner drifted to slower gaits
     on flat ground, which the walk reward prefers over 1.5 s (muscle legs 9.6-11.8 m in 10 s against 12.4 as found);
     at 5 it keeps them (12.3 m; the humanoid's 12.07 m exactly) and walks as many unseen rough grounds."""
+    screen: bool = False
+    """Look ahead first with the nominal and the last chosen parameters alone, and with the neighbours only where
+    neither of those two stays up over the whole horizon: where nothing goes wrong a choice then costs 2 look-aheads
+    instead of `samples`, and the choice is between the nominal and the last chosen (`choose`)."""
 
     def __post_init__(self) -> None:
         checks = {

@@ -8,8 +8,10 @@ nominal policy's, the one chosen last, and Gaussian neighbours of that one) and 
 candidate that stays up longest, then scores the highest reward over the horizon less a cost for straying from
 the nominal parameters, drives the body until the next choice. The reward is the task's reward program (in the
 sandbox for a model's program), so the planner pursues what the search did; the nominal gait is always among the
-candidates, and on ground where nothing goes wrong it is kept. After sampling-based MPC on top of a nominal
-policy (mujoco_mpc's planners) with the policy's own parameters as the decision variables.
+candidates, and on ground where nothing goes wrong it is kept. With `RecedingConfig.screen` the nominal and the
+last chosen are looked ahead with first, and the neighbours only where neither stays up over the horizon. After
+sampling-based MPC on top of a nominal policy (mujoco_mpc's planners) with the policy's own parameters as the
+decision variables.
 
     motion, chosen = receding_motion(sim, planner, controller, nominal, reward, RecedingConfig(), duration_s=10,
                                      seed=0)
@@ -66,6 +68,22 @@ def lookahead(planner: Simulator, controller: Controller, params: np.ndarray, re
     return alive, reward(features).returns()
 
 
+def screened_lookahead(planner: Simulator, controller: Controller, params: np.ndarray, reward: RewardFunction,
+                       state: np.ndarray, carry: Carry, nstep: int, *,
+                       screen: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`lookahead` of the [S, P] `candidates` (rows 0 and 1 the nominal and the last chosen); with `screen`, of
+    those two first, and of the rest only where neither of them stays up all `nstep` steps. -> ([S', P] the
+    candidates looked ahead with, [S'] steps before a fall sign, [S'] mean reward per step): S' = 2 where the
+    screen passed, else S."""
+    if not screen:
+        return params, *lookahead(planner, controller, params, reward, state, carry, nstep)
+    alive, returns = lookahead(planner, controller, params[:2], reward, state, carry, nstep)
+    if alive.max() >= nstep or len(params) == 2:
+        return params[:2], alive, returns
+    more_alive, more_returns = lookahead(planner, controller, params[2:], reward, state, carry, nstep)
+    return params, np.concatenate([alive, more_alive]), np.concatenate([returns, more_returns])
+
+
 @contextmanager
 def planning_simulator(sim: Simulator) -> Iterator[Simulator]:
     """The planner's simulator for `sim`'s scene: `sim` itself under the body's nominal physics, else one of the
@@ -106,7 +124,8 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
     for start, stop in itertools.pairwise(bounds):
         now[qvel : qvel + 3] += kicks.get(start, 0.0)
         params = candidates(nominal, current, low, high, samples=config.samples, sigma=config.sigma, rng=rng)
-        alive, returns = lookahead(planner, controller, params, reward, now, carry, horizon)
+        params, alive, returns = screened_lookahead(planner, controller, params, reward, now, carry, horizon,
+                                              screen=config.screen)
         stray = (((params - nominal) / (high - low)) ** 2).sum(axis=1)
         current = params[choose(alive, returns, stray, config.stay_weight)]
         part = run_controller(sim, controller, current[None], nstep=stop - start, initial_state=now[None],
@@ -125,7 +144,8 @@ def _replan_steps(config: RecedingConfig, chunk: int, dt: float) -> tuple[int, i
 
 def planned_steps(config: RecedingConfig, *, nstep: int, chunk: int, dt: float) -> int:
     """Physics steps that one unpushed `receding_motion` of `nstep` steps simulates: its look-aheads and the
-    motion itself (the muscle legs' 10-s climb with the stairs' settings: 50 × 16 × 2000 + 10000 = 1,610,000)."""
+    motion itself (the muscle legs' 10-s climb with the stairs' settings: 50 × 16 × 1000 + 5000 = 805,000); with
+    `config.screen`, at most."""
     every, horizon = _replan_steps(config, chunk, dt)
     return len(range(0, nstep, every)) * config.samples * horizon + nstep
 

@@ -435,17 +435,17 @@ class PolicySearch:
         times as long as the search's trials, on `sim`'s scene: both as they are and under the same
         `config.hold_draws` draws of ±`config.hold_noise` relative parameter noise, falls included (a start that
         stays up only by turning on the spot does not replace a gait that walks the motion and falls after it; a
-        gait that won its trials by the luck of the exact numbers does not replace the start)."""
+        gait that won its trials by the luck of the exact numbers does not replace the start). But where exactly one
+        of the two falls as it is within the motion's length, the other is kept: that run is the motion executed."""
         if hold <= 0 or np.array_equal(found, start):
             return found
         nstep = self._hold_length(hold)
         pair = np.stack([found, start])
         runs = np.vstack([pair, *self._noised(pair, self.config.hold_draws, self.config.hold_noise)])
-        _, returns = lookahead(sim, self.controller, runs, self.reward, self.initial_state,
-                               Carry.fresh(self.controller, self.scene, 1), nstep)
+        alive, returns = lookahead(sim, self.controller, runs, self.reward, self.initial_state,
+                                   Carry.fresh(self.controller, self.scene, 1), nstep)
         self.steps += len(runs) * nstep
-        found_return, start_return = returns.reshape(-1, 2).mean(axis=0)
-        return start if start_return > found_return else found
+        return start if keeps_start(alive[:2] < self.nstep, returns.reshape(-1, 2).mean(axis=0)) else found
 
     def _out_of_time(self, begin: float, ahead: float = 0.0) -> bool:
         """Whether the time since `begin` plus `ahead` seconds still to come passes the limit."""
@@ -483,6 +483,15 @@ def _rough(scene: CompiledScene, seeds: tuple[int, ...]) -> tuple[int, ...]:
     if seeds and scene.scene.terrain.kind != "rough":
         raise UserError(f"terrain seeds vary rough ground; this scene is {scene.scene.terrain.describe()}")
     return seeds
+
+
+def keeps_start(falls: np.ndarray, returns: np.ndarray) -> bool:
+    """The hold's verdict (`PolicySearch.held`) from [2] whether the found policy and the start fall as they are
+    within the motion, and [2] their mean returns over the hold's runs: the one that does not fall where only one
+    does, else the start where its mean return is higher."""
+    if falls[0] != falls[1]:
+        return bool(falls[0])
+    return bool(returns[1] > returns[0])
 
 
 def pick_start(as_set: Sequence[Scores], outcomes: Sequence[StartOutcome] | None, margin: float) -> int:
