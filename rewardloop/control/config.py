@@ -183,7 +183,10 @@ class SearchConfig:
     and under `hold_draws` draws of parameter noise (the same draws for both); where the reward ranks the start
     higher on average over those runs, falls included, the start is kept. A search on trials of the motion's length
     can trade staying up just after them for reward within them (the muscle legs' walk, seed 2: a gait that ranked
-    above the shipped one in its 10-s trials fell at 10.6 s). 0: off."""
+    above the shipped one in its 10-s trials fell at 10.6 s). Where exactly one of the two falls as it is within the
+    motion's length, the other is kept whatever the average (since 2026-12-01: on that day's 2-core machine the
+    slope gait fell as set at 7.9 s while 7 of its 9 noise draws walked, and the average kept it over the walking
+    gaits its searches found). 0: off."""
     hold_draws: int = 8
     """Runs of the hold under parameter noise, beside the one as found: on unperturbed trials a search can win by
     the luck of the exact numbers (the muscle legs' walk, seed 2, 2026-11-28: a gait 0.017 above the shipped one in

@@ -125,7 +125,7 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
         now[qvel : qvel + 3] += kicks.get(start, 0.0)
         params = candidates(nominal, current, low, high, samples=config.samples, sigma=config.sigma, rng=rng)
         params, alive, returns = screened_lookahead(planner, controller, params, reward, now, carry, horizon,
-                                              screen=config.screen)
+                                                    screen=config.screen)
         stray = (((params - nominal) / (high - low)) ** 2).sum(axis=1)
         current = params[choose(alive, returns, stray, config.stay_weight)]
         part = run_controller(sim, controller, current[None], nstep=stop - start, initial_state=now[None],

@@ -18,7 +18,8 @@ best as set of those that never fell is picked, else the best as set (SearchConf
 `pick_start`).
 The gait it found then runs half as long again as the trials beside its start, as they are and under small
 parameter noise, and gives way to the start where the reward ranks the start higher on average over those longer
-motions (SearchConfig.hold): a gait that won its trials by the luck of the exact numbers does not replace the start.
+motions (SearchConfig.hold): a gait that won its trials by the luck of the exact numbers does not replace the start;
+but of the two, one that falls as it is within the motion (the motion executed) gives way to one that does not.
 """
 
 from __future__ import annotations
@@ -436,7 +437,8 @@ class PolicySearch:
         `config.hold_draws` draws of ±`config.hold_noise` relative parameter noise, falls included (a start that
         stays up only by turning on the spot does not replace a gait that walks the motion and falls after it; a
         gait that won its trials by the luck of the exact numbers does not replace the start). But where exactly one
-        of the two falls as it is within the motion's length, the other is kept: that run is the motion executed."""
+        of the two falls as it is within the motion's length, the other is kept: without a planner on top, that run
+        is the motion executed."""
         if hold <= 0 or np.array_equal(found, start):
             return found
         nstep = self._hold_length(hold)
