@@ -124,13 +124,12 @@ def grid_rows(vector: np.ndarray, columns: list[int], settings: list[tuple[float
 
 
 def motions(scene: CompiledScene, controller: Controller, rows: np.ndarray, args: argparse.Namespace,
-            reward: RewardFunction | None) -> Rollouts:
-    """[R, T, ·] the motion of each of the [R, P] `rows` from the walking start: in one batched rollout, or with
-    --receding one after another, each with the receding-horizon planner pursuing `reward`."""
+            reward: RewardFunction | None, config: RecedingConfig | None) -> Rollouts:
+    """[R, T, ·] the motion of each of the [R, P] `rows` from the walking start: in one batched rollout, or with a
+    planner `config` one after another, each with the receding-horizon planner pursuing `reward`."""
     with Simulator(scene, nthread=args.threads) as sim:
-        if not args.receding or reward is None:
+        if config is None or reward is None:
             return run_controller(sim, controller, rows, nstep=round(args.duration / scene.dt))
-        config = planner_config(scene, args.planner)
         with planning_simulator(sim) as planner:
             parts = [receding_motion(sim, planner, controller, row, reward, config, duration_s=args.duration,
                                      seed=args.planner_seed)[0] for row in rows]
@@ -157,8 +156,9 @@ def main(argv: list[str] | None = None) -> None:
     noisy = list(range(len(vector))) if args.noise_all else columns
     rows = np.clip(grid_rows(vector, columns, settings, args.draws, args.noise, noisy), controller.space.low,
                    controller.space.high)
+    config = planner_config(scene, args.planner) if args.receding else None
     begin = time.perf_counter()
-    features = motions(scene, controller, rows, args, reward).features(scene)
+    features = motions(scene, controller, rows, args, reward, config).features(scene)
     seconds = time.perf_counter() - begin
     walked = ~fall_mask(features).any(axis=1).reshape(len(settings), args.draws)
     metrics = batch_metrics(features)
@@ -190,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
             "script": "benchmarks/grid_gait.py", "argv": sys.argv[1:] if argv is None else argv,
             "terrain": terrain.describe(), "date": datetime.date.today().isoformat(),
             "machine": platform.processor() or platform.machine(), "wall_s": round(seconds, 1),
-            "planner": dataclasses.asdict(planner_config(scene, args.planner)) if args.receding else None,
+            "planner": config and dataclasses.asdict(config),
             "results": results}, indent=1))
 
 

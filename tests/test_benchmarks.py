@@ -473,6 +473,16 @@ def test_grid_gait_bad_input_is_one_line_and_exit_code_2():
         assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+def test_grid_gait_bad_planner_settings_are_one_line_and_exit_code_2():
+    for planner in (["--planner", "screen=1"], ["--receding", "--reward", "walk", "--planner", "no_such=1"],
+                    ["--receding", "--reward", "walk", "--planner", "samples=a"],
+                    ["--receding", "--reward", "walk", "--planner", "samples=4:8"]):
+        result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "grid_gait.py"), "--gait",
+                                 str(ROOT / "rewardloop/control/gaits/myolegs.json"), "--grid", "turn_rate=0",
+                                 *planner], timeout=120, capture_output=True, text=True)
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
 def test_start_picks_shows_each_start_and_the_one_the_search_runs_from(tmp_path):
     # The humanoid's slow walk at 0.6 m/s, seed 2: the gait machine, best as set and by its median (about 2.55
     # against 2.19), is the pick. A second, emulated CPU scores every start again with its parameters a hair off.
