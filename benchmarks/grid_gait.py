@@ -36,7 +36,7 @@ from find_gait import ground, named_numbers
 
 from rewardloop.control.config import RecedingConfig
 from rewardloop.control.controllers import Controller, make_controller, run_controller
-from rewardloop.control.defaults import receding_for
+from rewardloop.control.defaults import receding_changed, receding_for
 from rewardloop.control.metrics import batch_metrics, fall_mask
 from rewardloop.control.policy import Policy
 from rewardloop.control.receding import planning_simulator, receding_motion
@@ -89,15 +89,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def planner_config(scene: CompiledScene, items: list[str]) -> RecedingConfig:
     """The ground's planner settings (`receding_for`) with the --planner NAME=VALUE changes; a one-line UserError
     naming the fields for anything else."""
-    config = receding_for(scene.body.actuator_kind, scene.scene.terrain.kind)
-    names = [field.name for field in dataclasses.fields(RecedingConfig)]
-    changes = {}
-    for item in items:
-        name, values = named_numbers(item, "--planner", "NAME=VALUE")
-        if name not in names or len(values) != 1:
-            raise UserError(f"--planner takes NAME=VALUE with NAME one of {', '.join(names)}, got {item!r}")
-        changes[name] = type(getattr(config, name))(values[0])  # 16.0 -> 16 samples, 1.0 -> screen on
-    return dataclasses.replace(config, **changes)
+    return receding_changed(receding_for(scene.body.actuator_kind, scene.scene.terrain.kind), items)
 
 
 def grid_values(items: list[str]) -> dict[str, tuple[float, ...]]:

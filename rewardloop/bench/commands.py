@@ -18,7 +18,8 @@ def register(add: AddCommand) -> None:
     from rewardloop.bench.suite import SUITES
 
     bench = add("bench", cmd_bench)
-    bench.add_argument("--suite", help=f"{', '.join(SUITES)}, or a suite file (.json); default small")
+    bench.add_argument("--suite", help=f"{', '.join(SUITES)}, steer (the steering benchmark), or a suite file "
+                                       "(.json); default small")
     bench.add_argument("--out", default=DEFAULT_BENCHES, help="directory of bench directories")
     bench.add_argument("--seeds", type=int, help="seeds per pair and arm (default: the suite's)")
     bench.add_argument("--arms", help=f"comma-separated arms (default: the suite's): {', '.join(ARMS)}")
@@ -35,6 +36,14 @@ def register(add: AddCommand) -> None:
                        help="with --report: print the README's bench section, or with FILE write it between FILE's "
                             "<!-- bench:SUITE --> and <!-- /bench:SUITE --> lines")
     bench.add_argument("--quiet", action="store_true", help="no progress lines")
+    steer = bench.add_argument_group("steer suite (rewardloop.bench.steer)")
+    steer.add_argument("--bodies", default="humanoid,myolegs", help="comma-separated bodies (default: both)")
+    steer.add_argument("--asks", help="comma-separated asks (default: all that apply to the body)")
+    steer.add_argument("--receding", action="store_true",
+                       help="run each found policy with the receding-horizon planner on top")
+    steer.add_argument("--planner", nargs="+", default=[], metavar="NAME=VALUE",
+                       help="with --receding: changes to its settings (RecedingConfig fields, e.g. steering_only=1)")
+    steer.add_argument("--json", metavar="FILE", help="write the rows, summary and provenance here")
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -42,6 +51,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rewardloop.bench.report import readme_section, summarize, update_readme, write_outputs
     from rewardloop.bench.runner import BenchStore
 
+    if args.suite == "steer":
+        return cmd_steer(args)
     if args.readme and not args.report:
         raise UserError("--readme goes with --report DIR: it prints the README's bench section of that bench")
     if args.report and args.resume:
@@ -61,6 +72,45 @@ def cmd_bench(args: argparse.Namespace) -> int:
     bench = _reopened(args.resume) if args.resume else _create(args)
     print(f"bench: {bench.path}", flush=True)
     _run(bench, quiet=args.quiet)
+    return 0
+
+
+def cmd_steer(args: argparse.Namespace) -> int:
+    """The steering benchmark: the canonical walk and each ask on each body and seed; a table, and --json."""
+    import json
+    import sys
+
+    from rewardloop.bench.steer import (
+        asks_for,
+        body_has_arms,
+        default_optimizer,
+        provenance,
+        steer_body,
+        summarize,
+        table,
+    )
+    from rewardloop.control.config import RecedingConfig
+    from rewardloop.control.defaults import receding_changed
+    from rewardloop.sim.bodies import get_body
+
+    bodies = [name.strip() for name in args.bodies.split(",") if name.strip()]
+    for body in bodies:
+        get_body(body)  # an unknown body is one line before any compute
+    names = [name.strip() for name in args.asks.split(",") if name.strip()] if args.asks else None
+    plans = {body: asks_for(body_has_arms(body), names) for body in bodies}
+    if args.json:
+        writable_directory(str(Path(args.json).parent), flag="--json")
+    if args.planner and not args.receding:
+        raise UserError("--planner changes the receding-horizon planner's settings; add --receding")
+    planner = receding_changed(RecedingConfig(), args.planner) if args.receding else None
+    optimizer = default_optimizer({"receding": planner} if planner else None)
+    say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
+    rows = [row for body in bodies for row in steer_body(body, range(args.seeds or 3), plans[body], optimizer, say)]
+    print(table(rows))
+    if args.json:
+        data = {**provenance(" ".join(["rewardloop", *sys.argv[1:]])), "summary": summarize(rows), "rows": rows}
+        Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
+        print(f"json: {args.json}")
     return 0
 
 

@@ -126,6 +126,10 @@ class RecedingConfig:
     """Candidates per choice: the nominal parameters, the last chosen, and neighbours of the last chosen."""
     sigma: float = 0.03
     """Spread of the neighbours around the last chosen, as a fraction of each parameter's range."""
+    steering_only: bool = False
+    """Draw the neighbours by moving only the controller's steering parameters (its `steering`: the gait's clock,
+    curves, speed, stance width, clearance, trunk pitch, heading, arm swing), the balance gains kept as the nominal
+    has them; `sigma` is then a step within those parameters' ranges."""
     stay_weight: float = 5.0
     """Cost, in reward per step, of a candidate's squared distance from the nominal parameters (in units of the
     ranges): the nominal gait is kept unless another does clearly better. At 1 the planner drifted to slower gaits
@@ -213,7 +217,7 @@ class SearchConfig:
     warm_start: bool = True
     """Start from the best of the body's shipped gaits under the reward (else from the controller's defaults)."""
     steer_only: bool = False
-    """Move only the controller's steering parameters (its `steering`: speed, step, knee, trunk, heading),
+    """Move only the controller's steering parameters (its `steering`: speed, step, knee, trunk, heading, width...),
     keeping the start's balance gains; `sigma` is then a step within those parameters' ranges."""
     only: tuple[str, ...] = ()
     """Move only these parameters (names in the controller's space), keeping the rest as the start has them; ()

@@ -8,6 +8,7 @@ from typing import Any
 from rewardloop.control.config import RecedingConfig
 from rewardloop.control.muscles import MuscleGains
 from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig, SearchConfig, default_kind
+from rewardloop.errors import UserError
 from rewardloop.sim.scene import CompiledScene
 
 BODY_PLANNERS: dict[str, PlannerConfig] = {
@@ -54,6 +55,24 @@ def receding_for(actuator_kind: str, terrain_kind: str) -> RecedingConfig:
     """The receding-horizon planner's settings for a kind of body on a kind of ground: the ground's
     (TERRAIN_SEARCHES) where it has some, else RecedingConfig's defaults."""
     return TERRAIN_SEARCHES.get((actuator_kind, terrain_kind), {}).get("receding") or RecedingConfig()
+
+
+def receding_changed(config: RecedingConfig, items: list[str], *, option: str = "--planner") -> RecedingConfig:
+    """`config` with NAME=VALUE changes of its fields ('sigma=0.08', 'steering_only=1'); a one-line UserError naming
+    the fields for anything else."""
+    names = [field.name for field in dataclasses.fields(RecedingConfig)]
+    changes = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = None
+        if name not in names or number is None:
+            raise UserError(f"{option} takes NAME=VALUE with NAME one of {', '.join(names)} and VALUE a number, "
+                            f"got {item!r}")
+        changes[name] = type(getattr(config, name))(number)  # 16.0 -> 16 samples, 1.0 -> screen on
+    return dataclasses.replace(config, **changes)
 
 
 def search_for(actuator_kind: str, terrain_kind: str, search: SearchConfig) -> SearchConfig:

@@ -91,7 +91,8 @@ class GaitMachine:
 
     kind = "gait_machine"
     space = PARAMETERS
-    steering = ("swing_time", "hip_swing", "speed", "knee_swing", "knee_stance", "trunk_pitch", "turn_rate")
+    steering = ("swing_time", "hip_swing", "speed", "knee_swing", "knee_stance", "trunk_pitch", "turn_rate", "width",
+                "arm_swing")
     chunk = 1
     memory_size = 2
 

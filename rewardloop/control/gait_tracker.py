@@ -174,7 +174,7 @@ class GaitTracker:
     kind = "gait_tracker"
     space = PARAMETERS
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
-                "turn_rate")
+                "turn_rate", "width", "lift", "arm_swing")
     chunk = 1
     memory_size = 5
 

@@ -187,7 +187,7 @@ class MuscleTracker:
     space = PARAMETERS
     memory_size = 5
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
-                "turn_rate")
+                "turn_rate", "width", "lift")
 
     def __init__(self, scene: CompiledScene):
         self.chunk = max(1, round(UPDATE_S / scene.dt))

@@ -35,11 +35,11 @@ from rewardloop.sim.scene import CompiledScene, Physics, compile_scene
 
 
 def candidates(nominal: np.ndarray, current: np.ndarray, low: np.ndarray, high: np.ndarray, *, samples: int,
-               sigma: float, rng: np.random.Generator) -> np.ndarray:
+               sigma: float, rng: np.random.Generator, moved: np.ndarray | None = None) -> np.ndarray:
     """[samples, P] parameter vectors to look ahead with: row 0 the [P] nominal, row 1 the [P] current (last
-    chosen), the rest the current plus Gaussian noise of `sigma` × each parameter's range, clipped to the
-    [P] bounds `low`, `high`."""
-    span = high - low
+    chosen), the rest the current plus Gaussian noise of `sigma` × each parameter's range on the [P] bool `moved`
+    ones (None: all), clipped to the [P] bounds `low`, `high`."""
+    span = high - low if moved is None else np.where(moved, high - low, 0.0)
     noise = sigma * span * rng.standard_normal((samples - 2, len(nominal)))
     return np.vstack([nominal, current, np.clip(current + noise, low, high)])
 
@@ -115,6 +115,7 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
     nstep = max(1, round(duration_s / scene.dt))
     every, horizon = _replan_steps(config, chunk, scene.dt)
     low, high = controller.space.low, controller.space.high
+    moved = np.isin(controller.space.names, controller.steering) if config.steering_only else None
     rng = np.random.default_rng(seed)
     now = np.array(scene.initial_state, dtype=float)
     carry, current, chosen, parts = Carry.fresh(controller, scene, 1), nominal, [], []
@@ -123,7 +124,8 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
     qvel = 1 + scene.model.nq
     for start, stop in itertools.pairwise(bounds):
         now[qvel : qvel + 3] += kicks.get(start, 0.0)
-        params = candidates(nominal, current, low, high, samples=config.samples, sigma=config.sigma, rng=rng)
+        params = candidates(nominal, current, low, high, samples=config.samples, sigma=config.sigma, rng=rng,
+                            moved=moved)
         params, alive, returns = screened_lookahead(planner, controller, params, reward, now, carry, horizon,
                                                     screen=config.screen)
         stray = (((params - nominal) / (high - low)) ** 2).sum(axis=1)

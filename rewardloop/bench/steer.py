@@ -1,0 +1,295 @@
+"""The steering benchmark: does a change in the reward program change the motion the way it asks?
+
+Each ask is the canonical walk (`reward.canonical`, "walk") with one change: one library term added at a stated
+weight, one term of free code added, or the walk's target speed changed. For each body and seed, the locomotion
+optimizer makes a 10-s motion on flat ground from the walking start for the canonical walk itself (the motion
+before) and for every ask (the motion after), and the ask's measure is compared between the two: it *moved* when it
+changed the asked way by at least the ask's margin without a fall. Beside it: whether the motion still walks (no
+shuffle above SHUFFLE_CADENCE steps/min, no crouch past CROUCH_KNEE_DEG of mid-stance knee flexion, unless that is
+what was asked), how many of the human-likeness targets it meets (`critic.likeness`), and the wall time.
+
+    rewardloop bench --suite steer --bodies humanoid --seeds 3 --json steer.json
+
+The asks reach the optimizer only through the reward program: nothing else tells it what was asked.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from rewardloop.control.defaults import default_config
+from rewardloop.control.optimizer import optimize
+from rewardloop.control.trajectory import Trajectory
+from rewardloop.critic.gait import analyze_gait
+from rewardloop.critic.likeness import met
+from rewardloop.errors import UserError, unknown_name
+from rewardloop.reward.canonical import canonical
+from rewardloop.reward.program import RewardProgram
+from rewardloop.sim.bodies import SIDES, get_body
+from rewardloop.sim.features import Features
+from rewardloop.sim.scene import WALKING_START_SPEED, CompiledScene, Scene, compile_scene
+from rewardloop.sim.terrain import Terrain
+
+SHUFFLE_CADENCE = 180.0
+"""Steps per minute above which a motion counts as a shuffle, not a walk (people walk at 100-130)."""
+CROUCH_KNEE_DEG = 30.0
+"""Mid-stance knee flexion (deg) above which a motion counts as a crouch (people: about 5-20)."""
+DURATION_S = 10.0
+"""Length of every motion (s)."""
+
+_LEAN_FORWARD = '''
+def lean(f):
+    """-(trunk pitch - 0.3 rad)²: the torso leaning forward about 17 degrees (rad²)."""
+    cos, sin = np.cos(f.heading), np.sin(f.heading)
+    pitch = np.arctan2(f.torso_up[..., 0] * cos + f.torso_up[..., 1] * sin, f.torso_up[..., 2])
+    return -(pitch - 0.3) ** 2
+'''
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One change to the canonical walk and what it should do to the motion."""
+
+    name: str
+    """Short name, e.g. 'wider'."""
+    measure: str
+    """Key of `steer_measures` the ask targets."""
+    sign: int
+    """+1: the ask wants the measure larger; -1: smaller."""
+    margin: float
+    """How far (in the measure's units) it must move to count as moved."""
+    term: str | None = None
+    """Library term added to the walk (None: see `code` and `speed`)."""
+    weight: float = 1.0
+    """The added term's weight."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """The library term's parameters."""
+    code: str | None = None
+    """Free code of one term added instead of a library term (its function's name is the term's name)."""
+    speed: float | None = None
+    """A changed top speed of the walk's speed ramp (m/s) instead of an added term."""
+    arms: bool = False
+    """Only for bodies with arms."""
+
+    def program(self) -> RewardProgram:
+        """The canonical walk with this ask's change."""
+        if self.speed is not None:
+            return canonical("walk", speed=self.speed)
+        walk = canonical("walk")
+        if self.term is not None:
+            return walk.with_library_term(self.term, self.weight, self.params, name=f"ask_{self.term}")
+        if self.code is None:
+            raise UserError(f"ask {self.name!r} changes nothing")
+        name = self.code.split("def ", 1)[1].split("(", 1)[0]
+        weighted = f'{self.code.strip()}\n\nWEIGHTS = {{\n    "{name}": {self.weight!r},'
+        return RewardProgram.from_source(walk.source.replace("WEIGHTS = {", weighted, 1))
+
+
+ASKS: tuple[Ask, ...] = (
+    Ask("slower", "speed", -1, 0.15, speed=0.8),
+    Ask("faster", "speed", +1, 0.10, speed=1.8),
+    Ask("quicker-cadence", "cadence", +1, 8.0, "cadence_band", 3.0, {"low": 2.4, "high": 3.0}),
+    Ask("slower-cadence", "cadence", -1, 8.0, "cadence_band", 3.0, {"low": 1.3, "high": 1.6}),
+    Ask("wider", "width", +1, 0.03, "feet_distance", 10.0, {"low": 0.3, "high": 0.5}),
+    Ask("narrower", "width", -1, 0.02, "feet_distance", 10.0, {"low": 0.0, "high": 0.08}),
+    Ask("higher-clearance", "clearance", +1, 0.02, "foot_clearance", 300.0, {"target": 0.15}),
+    Ask("lower-clearance", "clearance", -1, 0.005, "swing_height_limit", 30.0, {"limit": 0.02}),
+    Ask("straighter-knees", "knee_midstance", -1, 3.0, "knee_extension", 10.0, {"stance_only": True}),
+    Ask("bent-knees", "knee_midstance", +1, 5.0, "joint_posture", 2.0, {"pose": {"knee_flexion": 0.5}}),
+    Ask("lean-forward", "trunk_pitch", +1, 3.0, code=_LEAN_FORWARD, weight=10.0),
+    Ask("upright", "trunk_pitch", -1, 2.0, "upright", 5.0, {"part": "torso"}),
+    Ask("turn-left", "heading", +1, 20.0, "yaw_rate", 3.0, {"target": 0.3, "sigma": 0.2}),
+    Ask("turn-right", "heading", -1, 20.0, "yaw_rate", 3.0, {"target": -0.3, "sigma": 0.2}),
+    Ask("more-arm-swing", "arm_swing", +1, 0.03, "arm_swing", 3.0, {"amplitude": 0.25}, arms=True),
+)
+"""The asks: each dimension in both directions where a library term or a target reaches it."""
+
+MEASURE_UNITS = {"speed": "m/s", "cadence": "steps/min", "width": "m", "clearance": "m", "knee_midstance": "deg",
+                 "trunk_pitch": "deg", "heading": "deg", "arm_swing": "m"}
+"""Units of `steer_measures`' keys."""
+
+
+def steer_measures(features: Features, trajectory: Trajectory) -> dict[str, float]:
+    """The asks' measures of one motion ([1, T] features): mean speed, cadence, stance width (mean lateral distance
+    between the feet), swing clearance (95th percentile), mid-stance knee flexion, mean trunk pitch (+ forward),
+    heading change, fore-aft hand swing against the torso (5-95 % range; NaN without arms)."""
+    measures = analyze_gait(features).measures
+    cos, sin = np.cos(features.heading[0]), np.sin(features.heading[0])
+    left = np.stack([-sin, cos], axis=-1)  # [T, 2] the body's left in the ground plane
+    feet = features.left_foot_pos[0, :, :2] - features.right_foot_pos[0, :, :2]
+    return {"speed": trajectory.metrics.speed, "cadence": float(measures.cadence[0]),
+            "width": float(np.abs((feet * left).sum(axis=-1)).mean()),
+            "clearance": float(measures.swing_clearance[0]), "knee_midstance": float(measures.knee_midstance[0]),
+            "trunk_pitch": float(measures.trunk_pitch_mean[0]),
+            "heading": float(np.degrees(trajectory.metrics.heading_change)), "arm_swing": _arm_swing(features)}
+
+
+def _arm_swing(features: Features) -> float:
+    """Fore-aft 5-95 % range of the hands against the torso along the heading, mean of both hands (m); NaN for a
+    body without arms (its hands are at the torso)."""
+    forward = np.stack([np.cos(features.heading[0]), np.sin(features.heading[0])], axis=-1)  # [T, 2]
+    swings = []
+    for side in SIDES:
+        offset = features[f"{side}_hand_pos"][0, :, :2] - features.torso_pos[0, :, :2]
+        along = (offset * forward).sum(axis=-1)
+        swings.append(float(np.percentile(along, 95) - np.percentile(along, 5)))
+    swing = float(np.mean(swings))
+    return swing if swing > 0 else float("nan")
+
+
+def motion_row(scene: CompiledScene, trajectory: Trajectory) -> dict[str, Any]:
+    """One motion's measures, fall, walking checks (cadence, mid-stance knee), human-likeness targets met and wall
+    time."""
+    features = trajectory.features(scene)
+    targets = met(analyze_gait(features))
+    return {**steer_measures(features, trajectory), "fell": bool(trajectory.metrics.fell),
+            "distance": trajectory.metrics.distance, "human_targets_met": int(sum(bool(ok[0]) for ok in
+                                                                                 targets.values())),
+            "human_targets": len(targets), "human_like": bool(all(ok[0] for ok in targets.values())),
+            "wall_s": trajectory.wall_time_s}
+
+
+def verdict(ask: Ask, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Whether `after` moved the ask's measure from `before` the asked way by its margin without a fall, and still
+    walks (no shuffle, no crouch, unless the ask is for that measure)."""
+    change = after[ask.measure] - before[ask.measure]
+    moved = bool(np.isfinite(change) and ask.sign * change >= ask.margin and not after["fell"])
+    shuffle = bool(after["cadence"] > SHUFFLE_CADENCE) and ask.measure != "cadence"
+    crouch = bool(after["knee_midstance"] > CROUCH_KNEE_DEG) and ask.measure != "knee_midstance"
+    return {"change": float(change), "moved": moved, "walks": not (shuffle or crouch or after["fell"]),
+            "shuffle": shuffle, "crouch": crouch}
+
+
+Optimize = Callable[[CompiledScene, RewardProgram, int], Trajectory]
+"""(scene, reward program, seed) -> the optimizer's 10-s motion."""
+
+
+def default_optimizer(search: dict[str, Any] | None = None) -> Optimize:
+    """The loop's locomotion optimizer (policy search with the body's defaults), with `search` changes to its
+    SearchConfig."""
+
+    def run(scene: CompiledScene, program: RewardProgram, seed: int) -> Trajectory:
+        config = default_config(scene, kind="search", duration_s=DURATION_S, search=search)
+        return optimize(scene, program.evaluate_trusted, config, seed=seed)
+
+    return run
+
+
+def asks_for(body_has_arms: bool, names: Sequence[str] | None = None) -> tuple[Ask, ...]:
+    """The asks that apply to a body (arm asks only with arms), all or those `names` picks (a UserError for an
+    unknown name)."""
+    known = {ask.name: ask for ask in ASKS}
+    for name in names or ():
+        if name not in known:
+            raise unknown_name("ask", name, known)
+    picked = [known[name] for name in names] if names else list(ASKS)
+    return tuple(ask for ask in picked if body_has_arms or not ask.arms)
+
+
+def steer_body(body: str, seeds: Sequence[int], asks: Sequence[Ask], optimizer: Optimize,
+               say: Callable[[str], None] = lambda line: None) -> list[dict[str, Any]]:
+    """Rows of one body: per seed, the canonical walk's motion ('walk', the before) and each ask's with its verdict."""
+    scene = compile_scene(Scene(body, Terrain("flat"), start_speed=WALKING_START_SPEED))
+    rows = []
+    for seed in seeds:
+        before = motion_row(scene, optimizer(scene, canonical("walk"), seed))
+        rows.append({"body": body, "seed": seed, "ask": "walk", **before})
+        say(_line(rows[-1]))
+        for ask in asks:
+            after = motion_row(scene, optimizer(scene, ask.program(), seed))
+            rows.append({"body": body, "seed": seed, "ask": ask.name, "measure": ask.measure,
+                         "before": before[ask.measure], **after, **verdict(ask, before, after)})
+            say(_line(rows[-1]))
+    return rows
+
+
+def _line(row: dict[str, Any]) -> str:
+    """One progress line."""
+    if row["ask"] == "walk":
+        return (f"{row['body']} seed {row['seed']} walk: {row['distance']:.2f} m, {row['cadence']:.0f} steps/min, "
+                f"fell {row['fell']}, {row['wall_s']:.0f} s")
+    return (f"{row['body']} seed {row['seed']} {row['ask']}: {row['measure']} {row['before']:.3g} -> "
+            f"{row[row['measure']]:.3g}, moved {row['moved']}, fell {row['fell']}, walks {row['walks']}, "
+            f"{row['wall_s']:.0f} s")
+
+
+def body_has_arms(body: str) -> bool:
+    """Whether a body has arms (hands apart from its torso): the humanoid does, the muscle legs do not."""
+    return bool(get_body(body).hands)
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per body: asks tried, asks moved in every seed (and in a majority), (ask, seed) pairs moved, falls, motions
+    that stopped walking, and the wall time per candidate (mean, max)."""
+    result = {}
+    for body in dict.fromkeys(row["body"] for row in rows):
+        asked = [row for row in rows if row["body"] == body and row["ask"] != "walk"]
+        by_ask: dict[str, list[bool]] = {}
+        for row in asked:
+            by_ask.setdefault(row["ask"], []).append(row["moved"])
+        walls = [row["wall_s"] for row in rows if row["body"] == body]
+        result[body] = {"asks": len(by_ask), "moved_every_seed": sum(all(v) for v in by_ask.values()),
+                        "moved_most_seeds": sum(sum(v) * 2 > len(v) for v in by_ask.values()),
+                        "pairs": len(asked), "pairs_moved": sum(row["moved"] for row in asked),
+                        "falls": sum(row["fell"] for row in rows if row["body"] == body),
+                        "stopped_walking": sum(not row["walks"] for row in asked),
+                        "wall_mean_s": float(np.mean(walls)), "wall_max_s": float(np.max(walls))}
+    return result
+
+
+def table(rows: Sequence[dict[str, Any]]) -> str:
+    """Markdown: one line per (body, ask): the measure before and after (mean over seeds, min-max), seeds moved,
+    falls, human targets met, wall per candidate; then one line per body: asks moved / asks tried."""
+    lines = ["| body | ask | measure | before | after | moved | falls | walks | human targets | wall (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    keys = dict.fromkeys((row["body"], row["ask"]) for row in rows if row["ask"] != "walk")
+    for body, name in keys:
+        group = [row for row in rows if row["body"] == body and row["ask"] == name]
+        measure = group[0]["measure"]
+        lines.append(f"| {body} | {name} | {measure} ({MEASURE_UNITS[measure]}) | "
+                     f"{_spread([r['before'] for r in group])} | {_spread([r[measure] for r in group])} | "
+                     f"{sum(r['moved'] for r in group)}/{len(group)} | {sum(r['fell'] for r in group)} | "
+                     f"{sum(r['walks'] for r in group)}/{len(group)} | "
+                     f"{_spread([r['human_targets_met'] for r in group], '.1f')}/{group[0]['human_targets']} | "
+                     f"{_spread([r['wall_s'] for r in group], '.0f')} |")
+    for body, line in summarize(rows).items():
+        lines.append(f"\n{body}: asks moved in every seed {line['moved_every_seed']} / {line['asks']} "
+                     f"(in most seeds {line['moved_most_seeds']}); ask × seed {line['pairs_moved']} / {line['pairs']}; "
+                     f"falls {line['falls']}; stopped walking {line['stopped_walking']}; wall per candidate "
+                     f"{line['wall_mean_s']:.0f} s mean, {line['wall_max_s']:.0f} s max")
+    return "\n".join(lines)
+
+
+def _spread(values: Sequence[float], spec: str = ".3g") -> str:
+    """'mean (min–max)' of values, NaN-aware; just the value when they are all equal."""
+    array = np.asarray(values, dtype=float)
+    if not np.isfinite(array).any():
+        return "–"
+    low, mean, high = np.nanmin(array), np.nanmean(array), np.nanmax(array)
+    return f"{mean:{spec}}" if low == high else f"{mean:{spec}} ({low:{spec}}–{high:{spec}})"
+
+
+def provenance(command: str) -> dict[str, str]:
+    """The command, commit, date and machine that made a result."""
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=False,
+                                timeout=10).stdout.strip()
+    except OSError:
+        commit = ""
+    return {"command": command, "commit": commit or "unknown",
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "machine": f"{platform.node()} {platform.machine()} {platform.processor() or ''} "
+                       f"{_cores()} cores".strip()}
+
+
+def _cores() -> int:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

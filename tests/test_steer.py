@@ -1,0 +1,118 @@
+"""The steering benchmark's pieces (rewardloop.bench.steer) and the planner's steering-only neighbours.
+
+A whole steering run is minutes per body (a 10-s motion per ask and seed): `rewardloop bench --suite steer` is a
+benchmark, not a test. Here: every ask builds a valid program that differs from the walk only by its change, the
+verdict's arithmetic, the measures of a real 1-s motion, and the command's one-line errors.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rewardloop.bench.steer import ASKS, Ask, asks_for, body_has_arms, motion_row, steer_measures, verdict
+from rewardloop.cli import main
+from rewardloop.control.config import RecedingConfig
+from rewardloop.control.controllers import make_controller, run_controller
+from rewardloop.control.defaults import receding_changed
+from rewardloop.control.policy import shipped_gait
+from rewardloop.control.receding import candidates
+from rewardloop.control.trajectory import replayed
+from rewardloop.errors import UserError
+from rewardloop.reward.canonical import canonical
+from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+from rewardloop.sim.terrain import Terrain
+
+
+def test_every_ask_is_the_walk_with_one_change():
+    walk = canonical("walk")
+    assert len(ASKS) >= 12 and len({ask.name for ask in ASKS}) == len(ASKS)
+    for ask in ASKS:
+        program = ask.program()
+        added = set(program.weights) - set(walk.weights)
+        if ask.speed is not None:  # a changed target, the same terms
+            assert not added and program.source != walk.source
+        else:  # one term more, the walk's weights unchanged
+            assert len(added) == 1 and program.weights[added.pop()] == ask.weight
+            assert {name: program.weights[name] for name in walk.weights} == walk.weights
+    directions = {}
+    for ask in ASKS:
+        directions.setdefault(ask.measure, set()).add(ask.sign)
+    both = [measure for measure, signs in directions.items() if signs == {-1, 1}]
+    assert len(both) >= 6  # speed, cadence, width, clearance, knee, trunk, heading: asked both ways
+
+
+def test_verdict_needs_the_asked_direction_the_margin_and_no_fall():
+    ask = Ask("wider", "width", +1, 0.03, "feet_distance", 10.0)
+    before = {"width": 0.14, "cadence": 120.0, "knee_midstance": 10.0, "fell": False}
+    # 0.14 -> 0.18: +0.04 ≥ 0.03 the asked way
+    assert verdict(ask, before, {**before, "width": 0.18})["moved"]
+    # +0.02 < 0.03; -0.06 the wrong way; +0.06 with a fall
+    assert not verdict(ask, before, {**before, "width": 0.16})["moved"]
+    assert not verdict(ask, before, {**before, "width": 0.08})["moved"]
+    fell = verdict(ask, before, {**before, "width": 0.20, "fell": True})
+    assert not fell["moved"] and not fell["walks"]
+    shuffle = verdict(ask, before, {**before, "width": 0.2, "cadence": 190.0})
+    assert shuffle["moved"] and shuffle["shuffle"] and not shuffle["walks"]
+    quicker = Ask("quicker", "cadence", +1, 8.0, "cadence_band", 3.0)
+    assert not verdict(quicker, before, {**before, "cadence": 190.0})["shuffle"]  # asked for: not a fault
+    crouch = verdict(ask, before, {**before, "width": 0.2, "knee_midstance": 35.0})
+    assert crouch["crouch"] and not crouch["walks"]
+
+
+def test_asks_for_a_body_without_arms_leave_out_the_arm_asks_and_unknown_names_are_listed():
+    assert body_has_arms("humanoid") and not body_has_arms("myolegs")
+    assert any(ask.arms for ask in asks_for(True)) and not any(ask.arms for ask in asks_for(False))
+    assert [ask.name for ask in asks_for(False, ["wider", "slower"])] == ["wider", "slower"]
+    with pytest.raises(UserError, match=r"unknown ask 'sideways'; choose one of: .*wider"):
+        asks_for(True, ["sideways"])
+
+
+@pytest.mark.parametrize("body", ["humanoid", "myolegs"])
+def test_measures_of_a_real_motion(body):
+    # 1 s of the body's main gait from the walking start: the feet apart, the trunk near upright, the hands
+    # swinging on the humanoid and absent on the muscle legs.
+    scene = compile_scene(Scene(body, Terrain("flat"), start_speed=WALKING_START_SPEED))
+    gait = shipped_gait(body)
+    controller = make_controller(gait.controller, scene)
+    with Simulator(scene) as sim:
+        rollouts = run_controller(sim, controller, gait.vector(controller)[None], nstep=round(1.0 / scene.dt))
+    features, trajectory = rollouts.features(scene), replayed(scene, rollouts)
+    measures = steer_measures(features, trajectory)
+    assert 0.05 < measures["width"] < 0.4
+    assert abs(measures["trunk_pitch"]) < 20 and 0.5 < measures["speed"] < 2.0
+    assert np.isfinite(measures["arm_swing"]) == (body == "humanoid")
+    row = motion_row(scene, trajectory)
+    assert not row["fell"] and row["human_targets"] == 9
+
+
+def test_steering_only_neighbours_move_only_the_steering_parameters():
+    scene = compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
+    controller = make_controller("gait_tracker", scene)
+    space, nominal = controller.space, controller.space.default
+    moved = np.isin(space.names, controller.steering)
+    params = candidates(nominal, nominal, space.low, space.high, samples=50, sigma=0.1,
+                        rng=np.random.default_rng(0), moved=moved)
+    changed = (params[2:] != nominal).any(axis=0)
+    assert changed[moved].all() and not changed[~moved].any()
+    assert {"width", "arm_swing", "lift", "turn_rate", "step_time"} <= set(controller.steering)
+
+
+def test_planner_changes_are_checked():
+    assert receding_changed(RecedingConfig(), ["sigma=0.08", "steering_only=1"]) == RecedingConfig(
+        sigma=0.08, steering_only=True)
+    for bad in ("sigmaa=0.1", "sigma=fast", "sigma=0.1:0.2"):
+        with pytest.raises(UserError, match="--planner takes NAME=VALUE"):
+            receding_changed(RecedingConfig(), [bad])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--asks", "sideways"], "unknown ask 'sideways'"),
+    (["--bodies", "ostrich"], "unknown body 'ostrich'"),
+    (["--planner", "sigma=0.1"], "add --receding"),
+])
+def test_steer_suite_bad_input_is_one_line_before_any_compute(argv, message, capsys):
+    assert main(["bench", "--suite", "steer", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
