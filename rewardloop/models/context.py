@@ -11,7 +11,12 @@ Where servers report their context (parsed here, fetched by `rewardloop.models.o
 - Ollama: POST /api/show -> num_ctx in `parameters` when the model file sets one; otherwise Ollama serves
   OLLAMA_DEFAULT_CONTEXT tokens (however long model_info.*.context_length is) and cuts longer prompts
   silently, so that default is what fits;
-- llama.cpp's /v1/models meta.n_ctx_train is the length the model was trained for: a last resort.
+- llama.cpp's /v1/models meta.n_ctx_train is the length the model was trained for: a last resort;
+- llama-cpp-python's server (and LM Studio) report nothing: a local server that does is taken to have 4,096
+  tokens (`openai_compat.ASSUMED_CONTEXT`) unless --context says otherwise. An assumed context shapes the prompt
+  and answer but refuses nothing (the server may hold more); llama-cpp-python cuts the stream of a prompt longer
+  than its context after its 200, and `complete_fitted` asks once more with a shorter prompt and fewer answer
+  tokens before the `EndedEarly` error says what to change.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ from typing import Any
 from rewardloop.models.base import (
     Completion,
     ContextExceeded,
+    EndedEarly,
     Image,
     Message,
     ModelBackend,
     ModelError,
     Video,
+    context_is_assumed,
     context_window,
 )
 
@@ -75,14 +82,25 @@ def answer_room(context: int, prompt_tokens: int, *, exact: bool = False) -> int
     return context - counted - SAFETY_TOKENS
 
 
+def request_tokens(messages: Sequence[Message], max_tokens: int) -> int:
+    """Tokens a request takes of a server's context: the prompt as estimated, with room for the estimate's error
+    (ESTIMATE_ERROR), and the answer tokens asked for."""
+    return math.ceil(message_tokens(messages) * (1.0 + ESTIMATE_ERROR)) + max_tokens
+
+
 def fit_max_tokens(*, context: int | None, prompt_tokens: int, wanted: int, minimum: int, what: str,
-                   exact: bool = False) -> int:
+                   exact: bool = False, assumed: bool = False) -> int:
     """The answer length to ask for: `wanted`, less if the context is shorter; a one-line ModelError saying what to
-    change when not even `minimum` answer tokens fit beside the prompt. Without a known context, `wanted`."""
+    change when not even `minimum` answer tokens fit beside the prompt. Without a known context, `wanted`.
+    `assumed`: the context is only assumed for a server that reports none, which may hold more: `minimum` is
+    asked for instead of an error (a server that cannot hold it ends its answer early, and that error says
+    what to change)."""
     if context is None:
         return wanted
     room = answer_room(context, prompt_tokens, exact=exact)
     if room < minimum:
+        if assumed:
+            return minimum
         raise context_too_small(context, what, prompt_tokens, minimum)
     return min(wanted, room)
 
@@ -97,12 +115,31 @@ def context_too_small(context: int, what: str, prompt_tokens: int, minimum: int)
 
 
 def complete_fitted(backend: ModelBackend, messages: Sequence[Message], *, wanted: int, minimum: int, what: str,
-                    schema: dict[str, Any] | None = None, temperature: float = 0.0) -> Completion:
+                    schema: dict[str, Any] | None = None, temperature: float = 0.0,
+                    shorter: Sequence[Message] | None = None) -> Completion:
+    """`backend.complete` with max_tokens fitted to the backend's context (see `_fitted`).
+
+    When a local server ends its answer early (`EndedEarly`: most likely a prompt longer than a context it does
+    not report), asked once more with the `shorter` messages (e.g. the compact prompt; default: the same ones)
+    and half the answer tokens (`minimum` at least); a second early end is final, its one-line message naming
+    the context that request needed."""
+    try:
+        return _fitted(backend, messages, wanted=wanted, minimum=minimum, what=what, schema=schema,
+                       temperature=temperature)
+    except EndedEarly as ended:
+        fewer = max(minimum, ended.max_tokens // 2)
+        return _fitted(backend, shorter or messages, wanted=fewer, minimum=minimum, what=what, schema=schema,
+                       temperature=temperature)
+
+
+def _fitted(backend: ModelBackend, messages: Sequence[Message], *, wanted: int, minimum: int, what: str,
+            schema: dict[str, Any] | None, temperature: float) -> Completion:
     """`backend.complete` with max_tokens fitted to the backend's context; when the server counts the prompt
     longer than estimated and refuses it, fitted again to the server's own counts and asked once more."""
     prompt = message_tokens(messages)
     max_tokens = fit_max_tokens(context=context_window(backend), prompt_tokens=prompt, wanted=wanted,
-                                minimum=minimum, what=what)
+                                minimum=minimum, what=what, assumed=context_is_assumed(backend))
+
     def ask(n: int) -> Completion:
         return backend.complete(messages, schema=schema, temperature=temperature, max_tokens=n)
 

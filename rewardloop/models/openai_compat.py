@@ -8,7 +8,15 @@ Answers are streamed (server-sent events, `stream: true`), so a slow server is t
 the first token may take `Timeouts.first_token` (long for a local server, which may read a long prompt on a
 CPU for minutes), and once tokens flow a silence longer than `Timeouts.silence_s` ends the call. A server that
 answers without streaming is read as one JSON answer. The server's context size is asked once (see
-`rewardloop.models.context`), so callers can fit their prompts and `max_tokens` to it.
+`rewardloop.models.context`), so callers can fit their prompts and `max_tokens` to it; a local server that reports
+none (llama-cpp-python's server, LM Studio) is taken to have ASSUMED_CONTEXT tokens unless the user passed
+--context, and a note says so once.
+
+A stream that ends without its final event (a finish_reason or `data: [DONE]`) after the server took the request
+is, from a local server, most likely a prompt that overflowed a context it does not report: llama-cpp-python's
+server raises "Requested tokens (N) exceed context window of M" after its 200 and closes the stream. That is an
+`EndedEarly` (not retried as it was sent; `complete_fitted` asks once more with a shorter prompt and fewer answer
+tokens); from a remote server it is a dropped connection, retried.
 """
 
 from __future__ import annotations
@@ -27,10 +35,12 @@ from rewardloop.models.base import (
     DEFAULT_BASE_URL,
     Completion,
     ContextExceeded,
+    EndedEarly,
     Image,
     Message,
     ModelError,
     ModelSpec,
+    NoteCallback,
     StreamCallback,
     StreamProgress,
     Text,
@@ -42,12 +52,22 @@ from rewardloop.models.base import (
     read_key,
     scrub,
 )
-from rewardloop.models.context import context_refusal, listed_context, llama_cpp_context, ollama_context
+from rewardloop.models.context import (
+    context_refusal,
+    listed_context,
+    llama_cpp_context,
+    ollama_context,
+    request_tokens,
+)
 
 DISCOVERY_TIMEOUT_S = 5.0
 """Seconds each question about the server's context may take."""
 PROGRESS_EVERY_S = 1.0
 """Seconds between stream progress reports."""
+ASSUMED_CONTEXT = 4096
+"""The context (tokens) taken for a local server that reports none, without --context: what small local servers
+are commonly started with (llama-cpp-python's server defaults to 2048, Ollama serves 4096). Assuming more sends
+prompts such a server cuts off after its 200; assuming this much of a larger server only shortens the prompts."""
 
 
 REASONING_FIELDS = ("reasoning_content", "reasoning")
@@ -60,8 +80,8 @@ class OpenAIBackend:
     accepts_video = False
 
     def __init__(self, spec: ModelSpec, *, timeouts: Timeouts | None = None, context_tokens: int | None = None,
-                 on_stream: StreamCallback | None = None):
-        self.spec, self.timeouts, self.on_stream = spec, timeouts or Timeouts(), on_stream
+                 on_stream: StreamCallback | None = None, on_note: NoteCallback | None = None):
+        self.spec, self.timeouts, self.on_stream, self.on_note = spec, timeouts or Timeouts(), on_stream, on_note
         self.name = spec.label
         self.root = spec.base_url or DEFAULT_BASE_URL
         self.url = self.root + "/chat/completions"
@@ -70,19 +90,36 @@ class OpenAIBackend:
         """The context to assume when the server reports none (the user's --context)."""
         self._context: int | None = None
         self._asked = False
+        self._assumed = False
         self.refused_fields: set[str] = set()
         """Request fields this server rejected (response_format, stream_options); not sent again."""
 
     # ---- the context -------------------------------------------------------------------------------------
 
     def context_tokens(self) -> int | None:
-        """The server's context (tokens), asked once; the fallback when it reports none; None for api.openai.com
-        without a fallback (its models' contexts dwarf these prompts)."""
+        """The server's context (tokens), asked once; the fallback (--context) when it reports none, else the
+        length the model was trained for where the server says it, else ASSUMED_CONTEXT for a local server;
+        None for a remote one (api.openai.com and hosted endpoints: their contexts dwarf these prompts)."""
         if not self._asked:
             self._asked = True
-            reported = self._discover() if self.spec.base_url else (None, None)
-            self._context = reported[0] or self.fallback_context or reported[1]
+            served, trained = self._discover() if self.spec.base_url else (None, None)
+            self._context = served or self.fallback_context or trained or self._assume()
         return self._context
+
+    def context_assumed(self) -> bool:
+        """Whether `context_tokens()` is ASSUMED_CONTEXT for a local server that reports no context."""
+        self.context_tokens()
+        return self._assumed
+
+    def _assume(self) -> int | None:
+        """ASSUMED_CONTEXT for a local server (said once through `on_note`), None for a remote one."""
+        if not self.local:
+            return None
+        self._assumed = True
+        if self.on_note is not None:
+            self.on_note(f"{self.name} at {self.root} reports no context size; assuming {ASSUMED_CONTEXT} tokens "
+                         f"(pass --context with its real size)")
+        return ASSUMED_CONTEXT
 
     def _discover(self) -> tuple[int | None, int | None]:
         """(served context, training context) from llama.cpp's /props, /v1/models or Ollama's /api/show."""
@@ -118,16 +155,18 @@ class OpenAIBackend:
                                 "stream_options": {"include_usage": True}}
         if schema is not None:
             body["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema}}
+        needed = request_tokens(messages, max_tokens)
         while True:  # ends: each rejection names a field still sent, which is then dropped
             body = {name: value for name, value in body.items() if name not in self.refused_fields}
             try:
-                return self._post(body, key)
+                return self._post(body, key, needed=needed)
             except _FieldRejected as rejected:
                 self.refused_fields.add(rejected.field)
 
-    def _post(self, body: dict[str, Any], key: str | None) -> Completion:
+    def _post(self, body: dict[str, Any], key: str | None, *, needed: int = 0) -> Completion:
         """POST the request and read the answer, streamed or not; every failure becomes a one-line ModelError or
-        TransientError that holds neither the key nor a traceback."""
+        TransientError that holds neither the key nor a traceback. `needed`: the context the request takes
+        (tokens, estimated), named when a local server ends its answer early."""
         started = time.monotonic()
         stream = _Stream(self, started)
         try:
@@ -139,12 +178,25 @@ class OpenAIBackend:
                 if response.status >= 400:
                     raise self._http_error(response, key, set(body))
                 if "text/event-stream" in response.getheader("Content-Type", ""):
-                    return stream.read(response, sock)
+                    return self._streamed(stream, response, sock, int(body.get("max_tokens", 0)), needed)
                 return _completion(self._json(response.read()))
         except TimeoutError:
             raise stream.timeout() from None
         except (OSError, http.client.HTTPException) as error:
             raise self._network_error(error, key) from None
+
+    def _streamed(self, stream: _Stream, response: http.client.HTTPResponse, sock: socket.socket | None,
+                  max_tokens: int, needed: int) -> Completion:
+        """The streamed answer; from a local server, an EndedEarly when the stream ends without its final event
+        (a remote server's dropped connection goes on to `_network_error`, and is retried)."""
+        try:
+            return stream.read(response, sock)
+        except (http.client.HTTPException, ConnectionError):
+            if not self.local:
+                raise
+            raise EndedEarly(f"{self.name}: the server ended its answer early (after {stream.tokens} tokens); if it "
+                             f"is a local server, its context may be smaller than {needed} tokens (start it with a "
+                             f"larger one or pass --context)", max_tokens=max_tokens) from None
 
     def _send(self, connection: http.client.HTTPConnection, target: str, data: bytes, key: str | None) -> None:
         try:
@@ -185,7 +237,7 @@ class OpenAIBackend:
                                   retry_after_s=_seconds(response.getheader("Retry-After")))
         refusal = context_refusal(detail, payload) if code in (400, 413) else None
         if refusal is not None:
-            self._context, self._asked = refusal[0], True  # the server's word beats any estimate
+            self._context, self._asked, self._assumed = refusal[0], True, False  # the server's word beats any guess
             return ContextExceeded(f"{self.name} answered HTTP {code}: {detail}", context_tokens=refusal[0],
                                    prompt_tokens=refusal[1])
         for field in ("response_format", "stream_options"):
@@ -207,6 +259,8 @@ class _Stream:
         self.text: list[str] = []
         self.finish: str | None = None
         self.usage: Any = None
+        self.done = False
+        """Whether `data: [DONE]` came."""
 
     def read(self, response: http.client.HTTPResponse, sock: socket.socket | None) -> Completion:
         """The whole answer read from `response` on `sock`; TimeoutError (turned into `timeout()`) when a limit
@@ -221,10 +275,11 @@ class _Stream:
                 continue  # blank separators, comments (': ping'), 'event:' lines
             data = data[5:].strip()
             if data == b"[DONE]":
+                self.done = True
                 break
             self._chunk(self.backend._json(data))
-        if self.finish is None and not self.text:
-            raise http.client.IncompleteRead(b"")  # closed before any answer: a dropped connection
+        if self.finish is None and not self.done:
+            raise http.client.IncompleteRead(b"")  # closed before its final event: a cut answer
         self._report(force=True)
         return Completion(text="".join(self.text), finish_reason=self.finish or "stop",
                           usage=Usage(_tokens(self.usage, "prompt_tokens"), _tokens(self.usage, "completion_tokens")))
