@@ -234,9 +234,9 @@ def row_scene(name: str, body: str) -> CompiledScene:
     return compile_scene(Scene(body, ROWS[name][1], injury, start_speed=WALKING_START_SPEED))
 
 
-def run_row(name: str, body: str, seed: int, config_changes: dict) -> tuple[dict, Policy | None]:
+def run_row(name: str, body: str, seed: int, config_changes: dict, kind: str = "search") -> tuple[dict, Policy | None]:
     scene = row_scene(name, body)
-    config = default_config(scene, kind="search", duration_s=10.0, search=config_changes)
+    config = default_config(scene, kind=kind, duration_s=10.0, search=config_changes)
     trajectory = optimize(scene, _reward(name), config, seed=seed)
     planner = config.search.receding  # the ground's (the muscle legs' stairs) or --receding-rows
     return {**measure(scene, trajectory), "receding": planner and dataclasses.asdict(planner)}, trajectory.policy
@@ -288,6 +288,9 @@ def main() -> None:
                              "physics_receding); with --policy, every row's motion too")
     parser.add_argument("--receding-rows", action="store_true",
                         help="execute every row's found policy with the receding-horizon planner")
+    parser.add_argument("--optimizer", default="search", choices=("search", "plan"),
+                        help="search: policy search (the rows' robustness replays its policy); plan: the gait planned "
+                             "against the row's reward (no robustness replays: its motion is the planner's)")
     parser.add_argument("--json", default=None, help="write every row and the robustness rates here")
     parser.add_argument("--policy", default=None, help="replay this gait file on the rows' grounds, no search")
     args = parser.parse_args()
@@ -309,10 +312,10 @@ def main() -> None:
     for name in args.rows:
         for seed in args.seeds:
             begin = time.perf_counter()
-            row, policy = run_row(name, args.body, seed, changes)
-            rows.append({"row": name, "seed": seed, **row})
+            row, policy = run_row(name, args.body, seed, changes, args.optimizer)
+            rows.append({"row": name, "seed": seed, "optimizer": args.optimizer, **row})
             print(json.dumps(rows[-1], default=float), f"({time.perf_counter() - begin:.0f} s)", flush=True)
-            if name == "walk" and policy is not None:
+            if name == "walk" and policy is not None and args.optimizer == "search":
                 robust.append({"seed": seed, **robustness(policy, args.body, seeds=list(range(args.robust_seeds)),
                                                           receding=_reward("walk") if args.receding else None,
                                                           planner_seed=seed),

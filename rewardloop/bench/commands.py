@@ -39,10 +39,13 @@ def register(add: AddCommand) -> None:
     steer = bench.add_argument_group("steer suite (rewardloop.bench.steer)")
     steer.add_argument("--bodies", default="humanoid,myolegs", help="comma-separated bodies (default: both)")
     steer.add_argument("--asks", help="comma-separated asks (default: all that apply to the body)")
+    steer.add_argument("--optimizer", default="search", choices=("search", "plan"),
+                       help="search: policy search (the loop's default); plan: the gait planned against the reward")
     steer.add_argument("--receding", action="store_true",
-                       help="run each found policy with the receding-horizon planner on top")
+                       help="with --optimizer search: run each found policy with the receding-horizon planner on top")
     steer.add_argument("--planner", nargs="+", default=[], metavar="NAME=VALUE",
-                       help="with --receding: changes to its settings (RecedingConfig fields, e.g. steering_only=1)")
+                       help="changes to the receding planner's settings (RecedingConfig fields, e.g. sigma=0.05) of "
+                            "--receding or of --optimizer plan")
     steer.add_argument("--json", metavar="FILE", help="write the rows, summary and provenance here")
 
 
@@ -83,7 +86,7 @@ def cmd_steer(args: argparse.Namespace) -> int:
     from rewardloop.bench.steer import (
         asks_for,
         body_has_arms,
-        default_optimizer,
+        locomotion_optimizer,
         provenance,
         steer_body,
         summarize,
@@ -91,6 +94,7 @@ def cmd_steer(args: argparse.Namespace) -> int:
     )
     from rewardloop.control.config import RecedingConfig
     from rewardloop.control.defaults import receding_changed
+    from rewardloop.control.gait_planning import STEERING_PLANNER
     from rewardloop.sim.bodies import get_body
 
     bodies = [name.strip() for name in args.bodies.split(",") if name.strip()]
@@ -100,10 +104,16 @@ def cmd_steer(args: argparse.Namespace) -> int:
     plans = {body: asks_for(body_has_arms(body), names) for body in bodies}
     if args.json:
         writable_directory(str(Path(args.json).parent), flag="--json")
-    if args.planner and not args.receding:
-        raise UserError("--planner changes the receding-horizon planner's settings; add --receding")
-    planner = receding_changed(RecedingConfig(), args.planner) if args.receding else None
-    optimizer = default_optimizer({"receding": planner} if planner else None)
+    if args.planner and not (args.receding or args.optimizer == "plan"):
+        raise UserError("--planner changes the receding-horizon planner's settings; add --receding or --optimizer plan")
+    if args.receding and args.optimizer == "plan":
+        raise UserError("--receding puts a planner on a policy search's gait; --optimizer plan plans already")
+    if args.optimizer == "plan":
+        planner = receding_changed(STEERING_PLANNER, args.planner) if args.planner else None
+        optimizer = locomotion_optimizer("plan", gait_planner=planner)
+    else:
+        receding = receding_changed(RecedingConfig(), args.planner) if args.receding else None
+        optimizer = locomotion_optimizer(search={"receding": receding} if receding else None)
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
     rows = [row for body in bodies for row in steer_body(body, range(args.seeds or 3), plans[body], optimizer, say)]
     print(table(rows))

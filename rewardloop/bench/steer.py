@@ -15,6 +15,7 @@ The asks reach the optimizer only through the reward program: nothing else tells
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 import subprocess
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from rewardloop.control.config import RecedingConfig
 from rewardloop.control.defaults import default_config
 from rewardloop.control.optimizer import optimize
 from rewardloop.control.trajectory import Trajectory
@@ -44,12 +46,31 @@ CROUCH_KNEE_DEG = 30.0
 DURATION_S = 10.0
 """Length of every motion (s)."""
 
-_LEAN_FORWARD = '''
-def lean(f):
-    """-(trunk pitch - 0.3 rad)²: the torso leaning forward about 17 degrees (rad²)."""
+def _trunk_pitch_term(name: str, target: float) -> str:
+    """Free code of a term -(trunk pitch - target)² (rad²), pitch + leaning forward."""
+    return f'''
+def {name}(f):
+    """-(trunk pitch - {target} rad)² (rad²), + leaning forward."""
     cos, sin = np.cos(f.heading), np.sin(f.heading)
     pitch = np.arctan2(f.torso_up[..., 0] * cos + f.torso_up[..., 1] * sin, f.torso_up[..., 2])
-    return -(pitch - 0.3) ** 2
+    return -(pitch - {target}) ** 2
+'''
+
+
+def _turn_term(name: str, rate: float) -> str:
+    """Free code of a term cos(heading - (the first sample's heading + rate × t)): turning at `rate` rad/s."""
+    return f'''
+def {name}(f):
+    """cos(heading error) from a heading that turns at {rate} rad/s (+ left) from the first sample's."""
+    return np.cos(f.heading - f.heading[:, :1] - {rate} * (f.time - f.time[:, :1]))
+'''
+
+
+_BENT_KNEES = '''
+def bent_knees(f):
+    """-mean over legs of contact × (knee flexion - 0.5 rad)² (rad²): knees bent about 30 degrees in stance."""
+    return -0.5 * sum(f[f"{side}_foot_contact"] * (f[f"{side}_knee_flexion"] - 0.5) ** 2
+                      for side in ("left", "right"))
 '''
 
 
@@ -102,11 +123,11 @@ ASKS: tuple[Ask, ...] = (
     Ask("higher-clearance", "clearance", +1, 0.02, "foot_clearance", 300.0, {"target": 0.15}),
     Ask("lower-clearance", "clearance", -1, 0.005, "swing_height_limit", 30.0, {"limit": 0.02}),
     Ask("straighter-knees", "knee_midstance", -1, 3.0, "knee_extension", 10.0, {"stance_only": True}),
-    Ask("bent-knees", "knee_midstance", +1, 5.0, "joint_posture", 2.0, {"pose": {"knee_flexion": 0.5}}),
-    Ask("lean-forward", "trunk_pitch", +1, 3.0, code=_LEAN_FORWARD, weight=10.0),
-    Ask("upright", "trunk_pitch", -1, 2.0, "upright", 5.0, {"part": "torso"}),
-    Ask("turn-left", "heading", +1, 20.0, "yaw_rate", 3.0, {"target": 0.3, "sigma": 0.2}),
-    Ask("turn-right", "heading", -1, 20.0, "yaw_rate", 3.0, {"target": -0.3, "sigma": 0.2}),
+    Ask("bent-knees", "knee_midstance", +1, 5.0, code=_BENT_KNEES, weight=10.0),
+    Ask("lean-forward", "trunk_pitch", +1, 3.0, code=_trunk_pitch_term("lean", 0.3), weight=10.0),
+    Ask("upright", "trunk_pitch", -1, 2.0, code=_trunk_pitch_term("upright_trunk", -0.05), weight=30.0),
+    Ask("turn-left", "heading", +1, 20.0, code=_turn_term("turn", 0.3), weight=3.0),
+    Ask("turn-right", "heading", -1, 20.0, code=_turn_term("turn", -0.3), weight=3.0),
     Ask("more-arm-swing", "arm_swing", +1, 0.03, "arm_swing", 3.0, {"amplitude": 0.25}, arms=True),
 )
 """The asks: each dimension in both directions where a library term or a target reaches it."""
@@ -171,12 +192,14 @@ Optimize = Callable[[CompiledScene, RewardProgram, int], Trajectory]
 """(scene, reward program, seed) -> the optimizer's 10-s motion."""
 
 
-def default_optimizer(search: dict[str, Any] | None = None) -> Optimize:
-    """The loop's locomotion optimizer (policy search with the body's defaults), with `search` changes to its
-    SearchConfig."""
+def locomotion_optimizer(kind: str = "search", *, search: dict[str, Any] | None = None,
+                         gait_planner: RecedingConfig | None = None) -> Optimize:
+    """The optimizer `kind` ('search': policy search; 'plan': the gait planner) with the body's defaults for
+    10-s motions, `search` changes to its SearchConfig and the gait planner's settings (None: its defaults)."""
 
     def run(scene: CompiledScene, program: RewardProgram, seed: int) -> Trajectory:
-        config = default_config(scene, kind="search", duration_s=DURATION_S, search=search)
+        config = default_config(scene, kind=kind, duration_s=DURATION_S, search=search)
+        config = dataclasses.replace(config, gait_planner=gait_planner)
         return optimize(scene, program.evaluate_trusted, config, seed=seed)
 
     return run

@@ -14,7 +14,7 @@ from rewardloop.control.muscles import MuscleGains
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.terrain import Terrain
 
-OPTIMIZER_KINDS = ("mppi", "cem", "predictive", "search")
+OPTIMIZER_KINDS = ("mppi", "cem", "predictive", "search", "plan")
 """Names of the optimizers in rewardloop.control.optimizer.OPTIMIZERS (checked to match there)."""
 
 
@@ -130,6 +130,11 @@ class RecedingConfig:
     """Draw the neighbours by moving only the controller's steering parameters (its `steering`: the gait's clock,
     curves, speed, stance width, clearance, trunk pitch, heading, arm swing), the balance gains kept as the nominal
     has them; `sigma` is then a step within those parameters' ranges."""
+    moves: int = 0
+    """Each neighbour moves this many of the parameters it may move, drawn afresh for each (0: all of them). Moving
+    eleven steering parameters at once mid-stride costs the humanoid's walk 0.3-1.5 of its 3.5 reward per step over
+    the horizon, whatever was asked; moving one costs under 0.1 (2026-12-03), so a neighbour that moves what the
+    reward asks for can win."""
     stay_weight: float = 5.0
     """Cost, in reward per step, of a candidate's squared distance from the nominal parameters (in units of the
     ranges): the nominal gait is kept unless another does clearly better. At 1 the planner drifted to slower gaits
@@ -147,6 +152,7 @@ class RecedingConfig:
             "samples must be at least 2": self.samples >= 2,
             "sigma must be in [0, 1]": 0 <= self.sigma <= 1,
             "stay_weight must be at least 0": self.stay_weight >= 0,
+            "moves must be at least 0": self.moves >= 0,
         }
         problems = [message for message, ok in checks.items() if not ok]
         if problems:
@@ -265,7 +271,10 @@ class OptimizerConfig:
     planner: PlannerConfig = field(default_factory=PlannerConfig)
     """Settings of the posture-space planners (mppi, cem, predictive)."""
     search: SearchConfig = field(default_factory=SearchConfig)
-    """Settings of the policy search (search)."""
+    """Settings of the policy search (search); the controller and warm starts of the gait planner (plan)."""
+    gait_planner: RecedingConfig | None = None
+    """Settings of the gait planner's receding-horizon planning (plan); None: `gait_planning.STEERING_PLANNER` with
+    the ground's horizon."""
     duration_s: float = 10.0
     """Length of the executed motion (s)."""
     nthread: int | None = None

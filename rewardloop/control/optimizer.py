@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from rewardloop.control.config import OPTIMIZER_KINDS, OptimizerConfig, PlannerConfig, Progress, SearchConfig
 from rewardloop.control.controllers import controller_for
+from rewardloop.control.gait_planning import plan_gait_motion
 from rewardloop.control.mpc import best_update, cem_update, make_plant, mppi_update, plan_motion
 from rewardloop.control.search import search_motion
 from rewardloop.control.trajectory import Trajectory
@@ -52,6 +53,8 @@ OPTIMIZERS: dict[str, OptimizerKind] = {
                                 "predictive sampling over raw controls (baseline)"),
     "search": OptimizerKind(search_motion, "CMA-ES policy search over a structured gait controller, warm-started "
                             "from the body's shipped gaits (locomotion)", locomotion_only=True),
+    "plan": OptimizerKind(plan_gait_motion, "receding-horizon planning of a gait controller's steering parameters "
+                          "against the reward, from the shipped gait it ranks best (locomotion)", locomotion_only=True),
 }
 """Every optimizer by kind name."""
 assert tuple(OPTIMIZERS) == OPTIMIZER_KINDS, "config.OPTIMIZER_KINDS must list OPTIMIZERS"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -35,12 +35,17 @@ from rewardloop.sim.scene import CompiledScene, Physics, compile_scene
 
 
 def candidates(nominal: np.ndarray, current: np.ndarray, low: np.ndarray, high: np.ndarray, *, samples: int,
-               sigma: float, rng: np.random.Generator, moved: np.ndarray | None = None) -> np.ndarray:
+               sigma: float, rng: np.random.Generator, moved: np.ndarray | None = None, moves: int = 0) -> np.ndarray:
     """[samples, P] parameter vectors to look ahead with: row 0 the [P] nominal, row 1 the [P] current (last
     chosen), the rest the current plus Gaussian noise of `sigma` × each parameter's range on the [P] bool `moved`
-    ones (None: all), clipped to the [P] bounds `low`, `high`."""
-    span = high - low if moved is None else np.where(moved, high - low, 0.0)
-    noise = sigma * span * rng.standard_normal((samples - 2, len(nominal)))
+    ones (None: all), on `moves` of them drawn afresh for each row (0: on all), clipped to the [P] bounds `low`,
+    `high`."""
+    movable = np.ones(len(nominal), dtype=bool) if moved is None else moved
+    mask = np.broadcast_to(movable, (samples - 2, len(nominal)))
+    if 0 < moves < movable.sum():
+        keys = np.where(mask, rng.random(mask.shape), np.inf)  # the `moves` smallest keys of each row move
+        mask = keys <= np.sort(keys, axis=1)[:, moves - 1 : moves]
+    noise = sigma * (high - low) * rng.standard_normal((samples - 2, len(nominal))) * mask
     return np.vstack([nominal, current, np.clip(current + noise, low, high)])
 
 
@@ -98,7 +103,8 @@ def planning_simulator(sim: Simulator) -> Iterator[Simulator]:
 
 def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, nominal: np.ndarray,
                     reward: RewardFunction, config: RecedingConfig, *, duration_s: float, seed: int,
-                    pushes: Sequence[tuple[int, np.ndarray]] = ()) -> tuple[Rollouts, np.ndarray]:
+                    pushes: Sequence[tuple[int, np.ndarray]] = (),
+                    progress: Callable[[float, float], None] | None = None) -> tuple[Rollouts, np.ndarray]:
     """One motion of the [P] `nominal` policy from the scene's start, its parameters chosen online (module
     docstring).
 
@@ -108,6 +114,7 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
       controller: the controller, seeing the ground (`controllers.on_ground`).
       pushes: (step, [3] velocity change of the root, m/s) applied to the executed body before that step (the
         planner does not foresee them).
+      progress: called after each choice's part of the motion with (fraction of the motion done, seconds done).
     Returns:
       (the executed motion [1, T, ·], [D, P] the parameters chosen at each of the D replans).
     """
@@ -125,7 +132,7 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
     for start, stop in itertools.pairwise(bounds):
         now[qvel : qvel + 3] += kicks.get(start, 0.0)
         params = candidates(nominal, current, low, high, samples=config.samples, sigma=config.sigma, rng=rng,
-                            moved=moved)
+                            moved=moved, moves=config.moves)
         params, alive, returns = screened_lookahead(planner, controller, params, reward, now, carry, horizon,
                                                     screen=config.screen)
         stray = (((params - nominal) / (high - low)) ** 2).sum(axis=1)
@@ -135,6 +142,8 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
         chosen.append(current)
         parts.append(part)
         now = part.state[0, -1].copy()
+        if progress is not None:
+            progress(stop / nstep, stop * scene.dt)
     return Rollouts.in_sequence(parts), np.array(chosen)
 
 

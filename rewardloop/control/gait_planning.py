@@ -1,0 +1,85 @@
+"""Locomotion planned against the reward: a gait controller's steering parameters chosen online, MJPC-style.
+
+The body's shipped gaits are scored as they are under the candidate's reward (one run of the motion's length
+each) and the best of them is the nominal policy. Its steering parameters (`Controller.steering`: the gait's clock,
+the joint curves' amplitudes and offsets, speed, stance width, swing clearance, trunk pitch, heading, arm swing) are
+then re-chosen every `replan_s` from the body's current state by simulating candidates `horizon_s` ahead against the
+reward (`receding.receding_motion`), the balance gains kept as the gait has them. What the reward asks for is what
+the look-ahead scores, so a term added to the reward moves the motion at once, the way a cost weight changed in
+MuJoCo MPC moves its humanoid; and a planner that re-plans from the state it is in corrects a stumble, so the gait
+needs no protective rules around it (start draws, holds, rematches): there is no search to protect.
+
+    trajectory = plan_gait_motion(scene, reward, OptimizerConfig(kind="plan"), seed=0)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+from rewardloop.control.config import OptimizerConfig, Progress, RecedingConfig
+from rewardloop.control.metrics import batch_metrics
+from rewardloop.control.policy import Policy
+from rewardloop.control.receding import planned_steps, planning_simulator, receding_motion
+from rewardloop.control.search import PolicySearch, pick_start, search_starts
+from rewardloop.control.trajectory import Trajectory
+from rewardloop.reward.base import RewardFunction, term_statistics
+from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import CompiledScene
+
+STEERING_PLANNER = RecedingConfig(steering_only=True, sigma=0.08, moves=2, stay_weight=1.0)
+"""The planner's settings where OptimizerConfig.gait_planner names none: neighbours that move the steering parameters
+only, by 8 % of their ranges, and a stay cost of 1 per squared range from the nominal. Neighbours of every parameter
+(balance gains included) at that spread and stay cost made the humanoid fall on a higher-clearance ask and veer
+20-140° on others; the defaults of RecedingConfig (3 %, stay cost 5), which keep a gait on its line against
+disturbances, left most asks where they were (2026-12-03, `rewardloop bench --suite steer`)."""
+
+
+def planner_settings(config: OptimizerConfig, scene: CompiledScene) -> RecedingConfig:
+    """The receding planner this optimizer runs: config.gait_planner, else STEERING_PLANNER with the ground's
+    horizon (`defaults.receding_for`: 2 s on the muscle legs' stairs)."""
+    if config.gait_planner is not None:
+        return config.gait_planner
+    from rewardloop.control.defaults import receding_for
+
+    ground = receding_for(scene.body.actuator_kind, scene.scene.terrain.kind)
+    return dataclasses.replace(STEERING_PLANNER, horizon_s=ground.horizon_s)
+
+
+def plan_gait_motion(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,
+                     progress: Callable[[Progress], None] | None = None) -> Trajectory:
+    """A motion of config.duration_s seconds: the shipped gait that `reward` ranks best as it is (alive longest, then
+    the highest return over one run of the motion's length), its steering parameters planned online against
+    `reward` (module docstring). The trajectory's policy is that gait (the nominal the planner steers from)."""
+    begin = time.perf_counter()
+    planner_config = planner_settings(config, scene)
+    with Simulator(scene, nthread=config.nthread) as sim:
+        starts = [(PolicySearch(scene, controller, reward, config.search, duration_s=config.duration_s, seed=seed),
+                   params) for controller, params in search_starts(scene, config.search)]
+        scores = [search.score_start(sim, params) for search, params in starts]
+        search, nominal = starts[pick_start(scores, None, config.search.start_margin)]
+        with planning_simulator(sim) as planner:
+            rollouts, _ = receding_motion(sim, planner, search.controller, nominal, reward, planner_config,
+                                          duration_s=config.duration_s, seed=seed,
+                                          progress=_reporter(progress, search.controller.kind))
+    features = rollouts.features(scene)
+    evaluation = reward(features)
+    seconds = time.perf_counter() - begin
+    looked = planned_steps(planner_config, nstep=rollouts.state.shape[1], chunk=search.controller.chunk, dt=scene.dt)
+    return Trajectory(rollouts=rollouts, reward=evaluation, term_stats=term_statistics(evaluation),
+                      metrics=batch_metrics(features)[0], wall_time_s=seconds,
+                      planner_steps=sum(search.steps for search, _ in starts) + looked, planner_time_s=seconds,
+                      policy=Policy.of(search.controller, scene.scene.body, nominal))
+
+
+def _reporter(progress: Callable[[Progress], None] | None, kind: str) -> Callable[[float, float], None] | None:
+    """The planner's per-choice callback (fraction of the motion done, simulated seconds) as Progress."""
+    if progress is None:
+        return None
+
+    def report(fraction: float, sim_time: float) -> None:
+        progress(Progress(fraction=fraction, sim_time=sim_time, best_return=float("nan"),
+                          message=f"{kind} planned against the reward: {sim_time:.1f} s"))
+
+    return report
