@@ -22,7 +22,7 @@ def test_optimize_command_writes_trajectory(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--reward", "nonexistent_reward"], "is neither a canonical reward"),
-    (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, predictive, search"),
+    (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, plan, predictive, search"),
     (["--optimizer", "mppi", "--samples", "1"], "samples must be at least 2"),
     (["--duration", "nan"], "--duration must be a positive finite number, got nan"),  # nan <= 0 is False
     (["--duration", "inf"], "--duration must be a positive finite number, got inf"),

@@ -159,9 +159,9 @@ def test_run_controller_rejects_parameters_of_the_wrong_shape(humanoid_flat):
 
 def test_default_kind_and_registry(humanoid_flat, myolegs_flat):
     assert tuple(OPTIMIZERS) == OPTIMIZER_KINDS
-    assert default_kind(humanoid_flat) == "search"  # the humanoid has a gait machine
+    assert default_kind(humanoid_flat) == "plan"  # the humanoid has a gait tracker and a gait machine
     assert default_kind(humanoid_flat, locomotion=False) == "mppi"  # a posture task: no gait
-    assert default_kind(myolegs_flat) == "search"  # the muscle tracker walks the muscle legs
+    assert default_kind(myolegs_flat) == "plan"  # the muscle tracker walks the muscle legs
 
 
 def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat, walk, monkeypatch):

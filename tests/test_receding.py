@@ -232,18 +232,22 @@ def test_run_command_asks_for_the_planner_and_a_resumed_run_keeps_it():
     from rewardloop.loop.config import RunConfig
 
     plain = config_from_args(build_parser().parse_args(["run", "walk forward", "--preset", "quick"]))
-    config = config_from_args(build_parser().parse_args(["run", "walk forward", "--preset", "quick", "--receding"]))
+    config = config_from_args(build_parser().parse_args(["run", "walk forward", "--preset", "quick", "--locomotion",
+                                                         "search", "--receding"]))
     assert plain.search.receding is None and config.search.receding == RecedingConfig()
     assert config.search.generations == plain.search.generations == 10  # the preset's search, planner added
     assert RunConfig.from_dict(config.to_dict()) == config
+    assert plain.locomotion == "plan" and config.locomotion == "search"
+    with pytest.raises(UserError, match="add --locomotion search"):  # the gait planner plans already
+        config_from_args(build_parser().parse_args(["run", "walk forward", "--receding"]))
 
 
 def test_the_muscle_legs_on_stairs_run_with_the_grounds_planner(tmp_path, capsys):
     # optimize turns the planner on there by itself (a 2-s horizon: defaults.TERRAIN_SEARCHES), --receding keeps
     # those settings, and replay --receding runs the same planner. 0.3-s motions.
     stairs = RecedingConfig(horizon_s=2.0)
-    argv = ["optimize", "--body", "myolegs", "--terrain", "stairs", "--controller", "muscle_tracker",
-            "--generations", "0", "--duration", "0.3", "--threads", "1"]
+    argv = ["optimize", "--optimizer", "search", "--body", "myolegs", "--terrain", "stairs", "--controller",
+            "muscle_tracker", "--generations", "0", "--duration", "0.3", "--threads", "1"]
     for extra in ([], ["--receding"]):
         assert main([*argv, *extra, "--out", str(tmp_path / "found")]) == 0
         assert json.loads(capsys.readouterr().out)["receding"] == dataclasses.asdict(stairs)

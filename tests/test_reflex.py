@@ -138,7 +138,7 @@ def test_the_walking_start_of_the_muscle_legs_takes_its_own_stride(legs):
 def test_policy_search_walks_the_muscle_legs_with_the_reflex(legs):
     # Policy search on myolegs with --controller reflex searches the reflex's parameters from its defaults (no
     # reflex gait is shipped; one generation of 4, 0.1 s motions: 50 steps) and returns the motion with its policy.
-    assert default_kind(legs) == "search"
+    assert default_kind(legs) == "plan"
     config = OptimizerConfig(kind="search", duration_s=0.1, nthread=1,
                              search=SearchConfig(population=4, generations=1, sigma=0.05, controller="reflex"))
     with load_reward(canonical("walk"), trusted=True) as reward:

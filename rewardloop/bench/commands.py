@@ -46,6 +46,7 @@ def register(add: AddCommand) -> None:
     steer.add_argument("--planner", nargs="+", default=[], metavar="NAME=VALUE",
                        help="changes to the receding planner's settings (RecedingConfig fields, e.g. sigma=0.05) of "
                             "--receding or of --optimizer plan")
+    steer.add_argument("--first-seed", type=int, default=0, help="seeds run from this one (default 0)")
     steer.add_argument("--json", metavar="FILE", help="write the rows, summary and provenance here")
 
 
@@ -115,7 +116,8 @@ def cmd_steer(args: argparse.Namespace) -> int:
         receding = receding_changed(RecedingConfig(), args.planner) if args.receding else None
         optimizer = locomotion_optimizer(search={"receding": receding} if receding else None)
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
-    rows = [row for body in bodies for row in steer_body(body, range(args.seeds or 3), plans[body], optimizer, say)]
+    seeds = range(args.first_seed, args.first_seed + (args.seeds or 3))
+    rows = [row for body in bodies for row in steer_body(body, seeds, plans[body], optimizer, say)]
     print(table(rows))
     if args.json:
         data = {**provenance(" ".join(["rewardloop", *sys.argv[1:]])), "summary": summarize(rows), "rows": rows}

@@ -18,8 +18,9 @@ def register(add: AddCommand) -> None:
     scene_arguments(parser)
     parser.add_argument("--reward", default="walk", help="a canonical reward name or a reward program file")
     parser.add_argument("--optimizer", default=None,
-                        help="search (policy search over the body's gait controller), mppi, cem or predictive "
-                             "(default: search where the body has a gait controller, else mppi)")
+                        help="plan (the body's gait planned against the reward), search (policy search over the "
+                             "body's gait controller), mppi, cem or predictive (default: plan where the body has a "
+                             "gait controller, else mppi)")
     parser.add_argument("--duration", type=float, default=3.0, help="seconds of motion (default 3)")
     parser.add_argument("--samples", type=int, default=None, help="planner samples per iteration")
     parser.add_argument("--horizon", type=float, default=None, help="planning horizon (s)")
@@ -183,6 +184,10 @@ def _optimize(args: argparse.Namespace) -> int:
         summary["policy"] = str(out / "policy.json")
     if config.kind == "search" and config.search.receding is not None:  # policy.json: the parameters as found
         summary["receding"] = dataclasses.asdict(config.search.receding)
+    if config.kind == "plan":  # policy.json: the gait planned from
+        from rewardloop.control.gait_planning import planner_settings
+
+        summary["planner"] = dataclasses.asdict(planner_settings(config, scene))
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -28,12 +28,16 @@ from rewardloop.reward.base import RewardFunction, term_statistics
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import CompiledScene
 
-STEERING_PLANNER = RecedingConfig(steering_only=True, sigma=0.08, moves=2, stay_weight=1.0)
-"""The planner's settings where OptimizerConfig.gait_planner names none: neighbours that move the steering parameters
-only, by 8 % of their ranges, and a stay cost of 1 per squared range from the nominal. Neighbours of every parameter
-(balance gains included) at that spread and stay cost made the humanoid fall on a higher-clearance ask and veer
-20-140° on others; the defaults of RecedingConfig (3 %, stay cost 5), which keep a gait on its line against
-disturbances, left most asks where they were (2026-12-03, `rewardloop bench --suite steer`)."""
+STEERING_PLANNER = RecedingConfig(steering_only=True, sigma=0.08, moves=2, stay_weight=3.0)
+"""The planner's settings where OptimizerConfig.gait_planner names none: 16 candidates every 0.2 s, 1.5 s ahead;
+neighbours that move 2 of the steering parameters by 8 % of their ranges, the balance gains as the gait has them;
+a stay cost of 3 per squared range from the nominal. Measured on the humanoid's steering benchmark (2026-12-03,
+`rewardloop bench --suite steer --optimizer plan`, 3 seeds): neighbours that moved every parameter made it fall or
+veer; neighbours that moved all eleven steering parameters at once cost the walk 0.3-1.5 of its 3.5 reward per step
+over the look-ahead, so only the strongest asks won; a stay cost of 1 let the plain walk's cadence drift to 127-134
+steps/min (people: up to 130), a cost of 3 keeps it at 127-128 with all nine human-likeness targets met.
+RecedingConfig's own defaults (3 %, every parameter, stay cost 5) keep a found gait on its line against disturbances
+and left most asks where they were."""
 
 
 def planner_settings(config: OptimizerConfig, scene: CompiledScene) -> RecedingConfig:

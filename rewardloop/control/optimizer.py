@@ -2,13 +2,15 @@
 
     trajectory = optimize(scene, reward, OptimizerConfig(kind="search", duration_s=10), seed=0)
 
-Two families sit behind the one interface:
+Three families sit behind the one interface:
 - posture-space sampling MPC (`mppi`, `cem`) and predictive sampling over raw controls (`predictive`), in
   `rewardloop.control.mpc`: for any motion, planned online from the scene's start;
+- the gait planner (`plan`), in `rewardloop.control.gait_planning`: the shipped gait of the body that the reward
+  ranks best, its steering parameters re-chosen online against the reward (receding-horizon sampling over a
+  structured controller's parameters): for locomotion, where a change in the reward must change the motion;
 - policy search (`search`), in `rewardloop.control.search`: CMA-ES over a structured controller's parameters
-  (the humanoid's gait tracker and gait machine, the muscle legs' reflex circuit), warm-started from the shipped
-  gait of the body that the reward ranks best: for locomotion. Its trajectory
-  carries the policy it found.
+  (the humanoid's gait tracker and gait machine, the muscle legs' tracker and reflex circuit), warm-started from the
+  shipped gait of the body that the reward ranks best. Its trajectory carries the policy it found.
 `default_kind` picks between them for a scene and a kind of task.
 """
 
@@ -61,8 +63,8 @@ assert tuple(OPTIMIZERS) == OPTIMIZER_KINDS, "config.OPTIMIZER_KINDS must list O
 
 
 def default_kind(scene: CompiledScene, *, locomotion: bool = True) -> str:
-    """Policy search for locomotion on a body with a gait controller; posture-space MPPI otherwise."""
-    return "search" if locomotion and controller_for(scene) is not None else "mppi"
+    """The gait planner for locomotion on a body with a gait controller; posture-space MPPI otherwise."""
+    return "plan" if locomotion and controller_for(scene) is not None else "mppi"
 
 
 def optimize(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,

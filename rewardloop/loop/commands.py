@@ -51,10 +51,13 @@ def register(add: AddCommand) -> None:
     run.add_argument("--budget-s", type=float, help="start no iteration after this many seconds")
     run.add_argument("--duration", type=float, help="rollout length in s (default: the task's)")
     run.add_argument("--seed", type=int, help="base seed")
+    run.add_argument("--locomotion", choices=("plan", "search"),
+                     help="the optimizer for locomotion: plan (default: the gait planned against each candidate's "
+                          "reward) or search (policy search warm-started from the shipped gaits)")
     run.add_argument("--receding", action="store_true",
-                     help="where the loop uses policy search (locomotion), run each candidate's gait with a "
-                          "receding-horizon planner choosing its parameters online against the candidate's reward "
-                          "(on for the muscle legs on stairs)")
+                     help="with --locomotion search: run each candidate's found gait with a receding-horizon "
+                          "planner choosing its parameters online against the candidate's reward (on for the muscle "
+                          "legs on stairs)")
     run.add_argument("--out", default=DEFAULT_RUNS, help="directory of runs")
     run.add_argument("--quiet", action="store_true", help="no live view")
     resume = add("resume", cmd_resume)
@@ -98,9 +101,12 @@ def config_from_args(args: argparse.Namespace):  # -> RunConfig
                "critic": args.critic, "designer": args.designer, "executor": args.executor,
                "address": args.address, "workers": args.workers, "budget_usd": args.budget_usd,
                "budget_calls": args.budget_calls, "budget_s": args.budget_s, "duration_s": args.duration,
-               "seed": args.seed}
+               "seed": args.seed, "locomotion": args.locomotion}
     base = dataclasses.replace(base, **{k: v for k, v in options.items() if v is not None})
     if args.receding:
+        if base.locomotion != "search":
+            raise UserError("--receding puts a planner on policy search's gaits; add --locomotion search (the gait "
+                            "planner, the default, plans against the reward already)")
         base = dataclasses.replace(base, search=dataclasses.replace(base.search, receding=RecedingConfig()))
     return dataclasses.replace(base, models=models_from_args(args, base.models))
 

@@ -42,6 +42,10 @@ class ModelSettings:
             raise UserError(f"the model context must be at least 256 tokens, got {self.context_tokens}")
 
 
+LOCOMOTION_OPTIMIZERS = ("plan", "search")
+"""The optimizers a run may pick for locomotion (RunConfig.locomotion)."""
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """How a run searches: its shape, models, executor, budgets, optimizer and rendering."""
@@ -76,11 +80,14 @@ class RunConfig:
     """Rollout length (s); None uses the task's."""
     optimizer: OptimizerConfig | None = None
     """The controller optimizer (its duration_s is replaced by the rollout length); None picks one for the task,
-    one thread per worker: policy search warm-started from the shipped gait (with `search`) for locomotion on a
-    body with a gait controller, else the posture MPC tuned for the body and ground
-    (rewardloop.control.defaults.planner_for)."""
+    one thread per worker: `locomotion` for locomotion on a body with a gait controller, else the posture MPC tuned
+    for the body and ground (rewardloop.control.defaults.planner_for)."""
+    locomotion: str = "plan"
+    """The optimizer the loop picks for locomotion (optimizer None): 'plan', the body's gait planned against each
+    candidate's reward, or 'search', policy search warm-started from the shipped gaits (with `search`)."""
     search: SearchConfig = field(default_factory=SearchConfig)
-    """Policy search settings when the loop picks policy search (optimizer None)."""
+    """Policy search settings when the loop picks policy search (optimizer None); the gait planner's controller and
+    warm starts."""
     render: RenderConfig = field(default_factory=RenderConfig)
     """Video settings of each candidate."""
     candidate_timeout_s: float | None = None
@@ -96,6 +103,8 @@ class RunConfig:
             raise UserError("iterations, candidates, success_patience and workers must be at least 1")
         if self.executor not in ("local", "ray"):
             raise unknown_name("executor", self.executor, ("local", "ray"))
+        if self.locomotion not in LOCOMOTION_OPTIMIZERS:
+            raise unknown_name("locomotion optimizer", self.locomotion, LOCOMOTION_OPTIMIZERS)
         for name in ("budget_usd", "budget_calls", "budget_s", "duration_s", "candidate_timeout_s"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rewardloop.control.metrics import TaskMetrics
-from rewardloop.control.optimizer import OptimizerConfig, SearchConfig
+from rewardloop.control.optimizer import OptimizerConfig
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.loop.candidate import ROLLOUT_FILE, TRAJECTORY_DIR, VIDEO_FILE, CandidateJob, evaluate_candidate
 from rewardloop.loop.config import RunConfig
@@ -280,7 +280,7 @@ class _Loop:
 
     def _job(self, index: int, k: int, proposal: ProposalRecord) -> CandidateJob:
         duration = self.config.duration_s or self.task.duration_s
-        optimizer = dataclasses.replace(self.config.optimizer or _body_optimizer(self.task, self.config.search),
+        optimizer = dataclasses.replace(self.config.optimizer or _body_optimizer(self.task, self.config),
                                         duration_s=duration)
         return CandidateJob(source=proposal.source or "", trusted=trusted_source(proposal.source),
                             scene=self.task.scene, optimizer=optimizer, render=self.config.render,
@@ -436,10 +436,10 @@ class _Loop:
                             cost_usd=self.progress.cost_before + self._usage()[0]))
 
 
-def _body_optimizer(task: Task, search: SearchConfig) -> OptimizerConfig:
-    """The optimizer for the task's body and ground, one thread (candidates run in parallel): policy search
-    warm-started from the shipped gait for forward walks and turns on a body with a gait controller (with the
-    ground's search settings: the muscle legs climb stairs with the receding-horizon planner on), MPPI otherwise
+def _body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
+    """The optimizer for the task's body and ground, one thread (candidates run in parallel): config.locomotion
+    (the gait planned against the candidate's reward, or policy search warm-started from the shipped gaits, with
+    the ground's search settings) for forward walks and turns on a body with a gait controller, MPPI otherwise
     (standing, stepping on the spot, walking backward)."""
     from rewardloop.control.defaults import planner_for, search_for
     from rewardloop.control.optimizer import default_kind
@@ -450,7 +450,8 @@ def _body_optimizer(task: Task, search: SearchConfig) -> OptimizerConfig:
     walking = spec.direction == "forward" and not (spec.stay_in_place or spec.step_in_place)
     kind = default_kind(compile_scene(task.scene), locomotion=walking or spec.turn is not None)
     ground = get_body(task.scene.body).actuator_kind, task.scene.terrain.kind
-    return OptimizerConfig(kind=kind, planner=planner_for(*ground), search=search_for(*ground, search), nthread=1)
+    return OptimizerConfig(kind=config.locomotion if kind == "plan" else kind, planner=planner_for(*ground),
+                           search=search_for(*ground, config.search), nthread=1)
 
 
 def _first_line(error: Exception) -> str:
