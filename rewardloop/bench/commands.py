@@ -56,7 +56,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from rewardloop.bench.runner import BenchStore
 
     if args.suite == "steer":
-        return cmd_steer(args)
+        return cmd_steer_report(args) if args.report else cmd_steer(args)
     if args.readme and not args.report:
         raise UserError("--readme goes with --report DIR: it prints the README's bench section of that bench")
     if args.report and args.resume:
@@ -116,13 +116,27 @@ def cmd_steer(args: argparse.Namespace) -> int:
         receding = receding_changed(RecedingConfig(), args.planner) if args.receding else None
         optimizer = locomotion_optimizer(search={"receding": receding} if receding else None)
     say = (lambda line: None) if args.quiet else (lambda line: print(line, flush=True))
+    made = provenance(" ".join(["rewardloop", *sys.argv[1:]]))  # the commit the run starts from
     seeds = range(args.first_seed, args.first_seed + (args.seeds or 3))
     rows = [row for body in bodies for row in steer_body(body, seeds, plans[body], optimizer, say)]
     print(table(rows))
     if args.json:
-        data = {**provenance(" ".join(["rewardloop", *sys.argv[1:]])), "summary": summarize(rows), "rows": rows}
+        data = {**made, "summary": summarize(rows), "rows": rows}
         Path(args.json).write_text(json.dumps(data, indent=1) + "\n")
         print(f"json: {args.json}")
+    return 0
+
+
+def cmd_steer_report(args: argparse.Namespace) -> int:
+    """The steering tables of saved results (--report A.json,B.json), printed or written into --readme FILE."""
+    from rewardloop.bench.report import replace_section
+    from rewardloop.bench.steer import read_results, results_section
+
+    section = results_section(read_results([Path(p.strip()) for p in args.report.split(",") if p.strip()]))
+    if args.readme and args.readme != "-":
+        print(f"readme: {replace_section(Path(args.readme), 'steer:tables', section)}")
+    else:
+        print(section)
     return 0
 
 

@@ -219,14 +219,20 @@ def bars_svg(pair: dict[str, Any], arms: list[str]) -> str:
 
 def update_readme(path: Path, summary: dict[str, Any]) -> Path:
     """Replace the text between `<!-- bench:SUITE -->` and `<!-- /bench:SUITE -->` in a README with the section."""
+    return replace_section(path, f"bench:{summary['suite']}", readme_section(summary))
+
+
+def replace_section(path: Path, marker: str, body: str) -> Path:
+    """Replace the text between the lines `<!-- MARKER -->` and `<!-- /MARKER -->` of a file with `body`; a
+    UserError unless it has one of each, in that order."""
     from rewardloop.errors import UserError
 
-    start, end = f"<!-- bench:{summary['suite']} -->", f"<!-- /bench:{summary['suite']} -->"
+    start, end = f"<!-- {marker} -->", f"<!-- /{marker} -->"
     text = path.read_text() if path.is_file() else ""
     if text.count(start) != 1 or text.count(end) != 1 or text.index(start) > text.index(end):
-        raise UserError(f"{path} needs one line {start} and, after it, one line {end} around the bench section")
+        raise UserError(f"{path} needs one line {start} and, after it, one line {end} around the section")
     before, rest = text.split(start)
-    return write_atomic(path, f"{before}{start}\n{readme_section(summary)}\n{end}{rest.split(end)[1]}".encode())
+    return write_atomic(path, f"{before}{start}\n{body}\n{end}{rest.split(end)[1]}".encode())
 
 
 def readme_section(summary: dict[str, Any]) -> str:
