@@ -7,6 +7,8 @@ verdict's arithmetic, the measures of a real 1-s motion, and the command's one-l
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -147,3 +149,26 @@ def test_the_gait_planner_follows_a_term_added_to_the_reward():
     assert not walk.metrics.fell and not knees.metrics.fell
     assert walk.policy is not None and walk.policy.controller in {gait.controller for gait in shipped_gaits("humanoid")}
     assert walk.planner_steps > walk.rollouts.state.shape[1]  # the look-aheads counted
+
+
+def test_the_steering_tables_come_from_saved_results_into_the_readme(tmp_path, capsys):
+    # One saved result of two rows (the walk and one ask, seed 0) -> its provenance line and table between the
+    # README's markers; the rest of the README untouched. A file that is not a result is one line, exit 2.
+    walk = {"body": "humanoid", "seed": 0, "ask": "walk", "width": 0.14, "cadence": 120.0, "knee_midstance": 10.0,
+            "fell": False, "distance": 12.0, "human_targets_met": 9, "human_targets": 9, "wall_s": 20.0}
+    wider = {**walk, "ask": "wider", "measure": "width", "before": 0.14, "width": 0.2, "change": 0.06, "moved": True,
+             "walks": True, "human_targets_met": 7}
+    result = tmp_path / "steer.json"
+    result.write_text(json.dumps({"command": "rewardloop bench --suite steer", "commit": "abcdef0123",
+                                  "date": "2026-12-03T12:00:00", "machine": "m 2 cores", "rows": [walk, wider]}))
+    readme = tmp_path / "README.md"
+    readme.write_text("# top\n<!-- steer:tables -->\nold\n<!-- /steer:tables -->\n# bottom\n")
+    assert main(["bench", "--suite", "steer", "--report", str(result), "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert text.startswith("# top\n") and text.endswith("# bottom\n") and "old" not in text
+    assert "commit abcdef0, 2026-12-03, m 2 cores" in text
+    assert "| humanoid | wider | width (m) | 0.14 | 0.2 | 1/1 | 0 | 1/1 | 7.0/9 | 20 |" in text
+    assert "humanoid: asks moved in every seed 1 / 1" in text
+    (tmp_path / "bad.json").write_text("{}")
+    assert main(["bench", "--suite", "steer", "--report", str(tmp_path / "bad.json")]) == 2
+    assert "not a steering result" in capsys.readouterr().err
