@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import platform
 import subprocess
 from collections.abc import Callable, Sequence
@@ -339,6 +340,5 @@ def provenance(command: str) -> dict[str, str]:
 
 
 def _cores() -> int:
-    import os
-
+    """CPU cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
