@@ -92,6 +92,19 @@ def test_canonical_programs_evaluate_on_both_bodies(humanoid_flat, myolegs_flat)
         canonical("fly")
 
 
+def test_a_turning_walk_bends_the_line_and_keeps_the_terms(humanoid_flat):
+    with Simulator(humanoid_flat, nthread=1) as sim:
+        features = sim.open_loop(random_controls(humanoid_flat, 1, 30, seed=2)).features(humanoid_flat)
+    walk, turning = canonical("walk"), canonical("walk", turn=0.3)
+    assert turning.weights == walk.weights and "0.3 rad/s" in turning.source
+    face = turning.evaluate_trusted(features).terms["face"]
+    bent = features.heading - features.heading[:, :1] - 0.3 * (features.time - features.time[:, :1])
+    np.testing.assert_allclose(face, np.cos(bent))
+    np.testing.assert_allclose(turning.evaluate_trusted(features).terms["side"], -np.abs(features.lateral_vel))
+    with pytest.raises(ValueError, match="no canonical straight-line walk to turn"):
+        canonical("stand", turn=0.3)
+
+
 def test_format_reference_documents_the_format():
     text = format_reference()
     assert "WEIGHTS" in text and "lib.upright" in text and "np.clip" not in text.split("```")[0]

@@ -34,7 +34,7 @@ def test_every_ask_is_the_walk_with_one_change():
     for ask in ASKS:
         program = ask.program()
         added = set(program.weights) - set(walk.weights)
-        if ask.speed is not None:  # a changed target, the same terms
+        if ask.speed is not None or ask.turn is not None:  # a changed target or path, the same terms
             assert not added and program.source != walk.source
         else:  # one term more, the walk's weights unchanged
             assert len(added) == 1 and program.weights[added.pop()] == ask.weight
@@ -62,6 +62,16 @@ def test_verdict_needs_the_asked_direction_the_margin_and_no_fall():
     assert not verdict(quicker, before, {**before, "cadence": 190.0})["shuffle"]  # asked for: not a fault
     crouch = verdict(ask, before, {**before, "width": 0.2, "knee_midstance": 35.0})
     assert crouch["crouch"] and not crouch["walks"]
+
+
+def test_an_ask_for_less_near_its_floor_needs_half_the_room_left():
+    straighter = next(ask for ask in ASKS if ask.name == "straighter-knees")
+    assert straighter.margin_from(17.0) == 3.0 and straighter.margin_from(2.0) == 1.0
+    before = {"knee_midstance": 2.0, "cadence": 120.0, "fell": False}
+    assert verdict(straighter, before, {**before, "knee_midstance": 0.9})["moved"]
+    assert not verdict(straighter, before, {**before, "knee_midstance": 1.2})["moved"]
+    faster = next(ask for ask in ASKS if ask.name == "faster")
+    assert faster.margin_from(0.0) == faster.margin  # no floor
 
 
 def test_asks_for_a_body_without_arms_leave_out_the_arm_asks_and_unknown_names_are_listed():

@@ -205,9 +205,36 @@ def with_top_speed(source: str, top: str) -> str:
     return source.replace(ramp, _RAMP.format(top=top)).replace("1.5 x standing height (m/s)", f"{top} m/s")
 
 
-def canonical(name: str, *, speed: float | None = None) -> RewardProgram:
-    """The canonical program for a task, validated; `speed` (m/s, forward) sets a canonical walk's target speed."""
+_STRAIGHT_LINE = {
+    "start = np.maximum(f.com_vel[:, :1, 0], 0.0)": "start = np.maximum(f.forward_vel[:, :1], 0.0)",
+    "return -np.abs(f.com_vel[..., 0] - target)": "return -np.abs(f.forward_vel - target)",
+    "return -np.abs(f.com_vel[..., 1]) - np.abs(f.com_pos[..., 1])": "return -np.abs(f.lateral_vel)",
+    "return lib.heading(f, target=0.0)":
+        "return np.cos(f.heading - f.heading[:, :1] - {rate:g} * (f.time - f.time[:, :1]))",
+    "CoM speed along +x": "pelvis speed along the heading",
+    "(|sideways CoM speed| + |distance from the line y = 0|) (m/s + m)": "|sideways pelvis speed| (m/s)",
+    "cos(heading): 1 facing +x.": "cos(heading - the first sample's heading - {rate:g} rad/s × t): on a path "
+                                  "turning at {rate:g} rad/s (+ left).",
+}
+"""A canonical forward walk's straight-line terms and what they become on a turning path (`with_turn`)."""
+
+
+def with_turn(source: str, rate: float) -> str:
+    """A canonical forward walk's source on a path that turns at `rate` rad/s (+ left): its speed read along the
+    heading, its sideways term the sideways speed alone, its heading term a heading that turns at `rate` from the
+    first sample's (a circle of radius speed / rate)."""
+    if any(line not in source for line in _STRAIGHT_LINE):
+        raise UserError(f"this program has no canonical straight-line walk to turn; the canonical walks that have one: "
+                        f"{', '.join(SPEED_CANONICALS)}")
+    for line, turned in _STRAIGHT_LINE.items():
+        source = source.replace(line, turned.format(rate=rate))
+    return source
+
+
+def canonical(name: str, *, speed: float | None = None, turn: float | None = None) -> RewardProgram:
+    """The canonical program for a task, validated; `speed` (m/s, forward) sets a canonical walk's target speed,
+    `turn` (rad/s, + left) bends its line into a turning path (`with_turn`)."""
     if name not in CANONICAL:
         raise unknown_name("canonical reward", name, CANONICAL)
     source = CANONICAL[name] if speed is None else with_top_speed(CANONICAL[name], f"{speed:g}")
-    return RewardProgram.from_source(source)
+    return RewardProgram.from_source(source if turn is None else with_turn(source, turn))
