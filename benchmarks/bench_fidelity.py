@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from rewardloop.control.defaults import default_config
-from rewardloop.control.mpc import interpolate
 from rewardloop.control.optimizer import PlannerConfig, make_plant
+from rewardloop.control.planners.mpc import interpolate
 from rewardloop.errors import run_script
 from rewardloop.reward import load_reward
 from rewardloop.reward.base import RewardFunction

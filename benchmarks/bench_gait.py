@@ -13,7 +13,7 @@ policies are then replayed on unseen rough ground, under randomized physics (Mot
 sideways pushes (20 trials: ±0.1 and ±0.2 m/s at five times), where success means 10 s without a fall, and
 walked for 30 s on flat ground (whether a gait tuned on 10-s trials keeps walking). Sampling optimizers are
 chaotic: read the spread over seeds. With --receding they are also replayed with the receding-horizon planner on
-top (rewardloop.control.receding) pursuing the walk reward, its candidates drawn from the row's seed.
+top (rewardloop.control.planners.receding) pursuing the walk reward, its candidates drawn from the row's seed.
 
     .venv/bin/python benchmarks/bench_gait.py --policy gait.json --json replay.json
 
@@ -34,13 +34,13 @@ from collections import Counter
 import numpy as np
 
 from rewardloop.control.config import RecedingConfig
-from rewardloop.control.controllers import Controller, make_controller, run_controller
+from rewardloop.control.controllers.base import Controller, make_controller, run_controller
 from rewardloop.control.defaults import default_config
 from rewardloop.control.metrics import fall_mask
 from rewardloop.control.optimizer import optimize
-from rewardloop.control.policy import Policy
-from rewardloop.control.receding import run_receding
-from rewardloop.control.search import pushed_motion, segment_rollouts
+from rewardloop.control.planners.receding import run_receding
+from rewardloop.control.search.cmaes import pushed_motion, segment_rollouts
+from rewardloop.control.search.policy import Policy
 from rewardloop.control.trajectory import Trajectory, replayed
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import met

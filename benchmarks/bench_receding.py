@@ -19,7 +19,7 @@ import time
 import numpy as np
 from bench_gait import measure, replay_motion
 
-from rewardloop.control.policy import Policy
+from rewardloop.control.search.policy import Policy
 from rewardloop.control.trajectory import replayed
 from rewardloop.errors import run_script
 from rewardloop.reward.canonical import canonical

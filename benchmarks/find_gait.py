@@ -36,10 +36,10 @@ import numpy as np
 
 from rewardloop.control.commands import pushes_from_args
 from rewardloop.control.config import Perturbations, SearchConfig
-from rewardloop.control.controllers import controller_for, make_controller, run_controller
+from rewardloop.control.controllers.base import controller_for, make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics
-from rewardloop.control.policy import Policy, shipped_gait
-from rewardloop.control.search import PolicySearch
+from rewardloop.control.search.cmaes import PolicySearch
+from rewardloop.control.search.policy import Policy, shipped_gait
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import NO_GAIT, HumanLikeTargets, met, shortfall
 from rewardloop.errors import UserError, run_script, unknown_name

@@ -35,11 +35,11 @@ import numpy as np
 from find_gait import ground, named_numbers
 
 from rewardloop.control.config import RecedingConfig
-from rewardloop.control.controllers import Controller, make_controller, run_controller
+from rewardloop.control.controllers.base import Controller, make_controller, run_controller
 from rewardloop.control.defaults import receding_changed, receding_for
 from rewardloop.control.metrics import batch_metrics, fall_mask
-from rewardloop.control.policy import Policy
-from rewardloop.control.receding import planning_simulator, receding_motion
+from rewardloop.control.planners.receding import planning_simulator, receding_motion
+from rewardloop.control.search.policy import Policy
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import met
 from rewardloop.errors import UserError, run_script

@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from rewardloop.control.controllers import make_controller
+from rewardloop.control.controllers.base import make_controller
 from rewardloop.control.defaults import default_config
 from rewardloop.control.optimizer import optimize
-from rewardloop.control.policy import Policy
+from rewardloop.control.search.policy import Policy
 from rewardloop.errors import run_script
 from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from find_gait import measure, named_numbers
 
-from rewardloop.control.controllers import make_controller
-from rewardloop.control.policy import Policy
+from rewardloop.control.controllers.base import make_controller
+from rewardloop.control.search.policy import Policy
 from rewardloop.errors import UserError, run_script
 from rewardloop.sim.scene import Scene, compile_scene
 from rewardloop.sim.terrain import TERRAINS

@@ -29,8 +29,8 @@ import numpy as np
 from bench_gait import ROWS, _reward, row_scene
 
 from rewardloop.control.defaults import default_config
-from rewardloop.control.policy import shipped_gait_names
-from rewardloop.control.search import PolicySearch, pick_start, search_starts
+from rewardloop.control.search.cmaes import PolicySearch, pick_start, search_starts
+from rewardloop.control.search.policy import shipped_gait_names
 from rewardloop.errors import UserError, run_script, unknown_name
 from rewardloop.sim.rollout import Simulator
 

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rewardloop.control.controllers import make_controller, run_controller
+from rewardloop.control.controllers.base import make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics
-from rewardloop.control.policy import Policy
+from rewardloop.control.search.policy import Policy
 from rewardloop.errors import UserError, run_script
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene

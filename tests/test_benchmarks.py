@@ -102,7 +102,7 @@ def test_gait_benchmark_robustness_with_the_receding_horizon_planner(monkeypatch
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from bench_gait import _reward, robustness
 
-    from rewardloop.control.policy import shipped_gait
+    from rewardloop.control.search.policy import shipped_gait
 
     rates = robustness(shipped_gait("humanoid"), "humanoid", seeds=[4], receding=_reward("walk"))
     assert rates == {"rough": 0.0, "rough_receding": 1.0, "physics": 0.0, "physics_receding": 0.0}
@@ -113,10 +113,10 @@ def test_gait_benchmark_push_trials_are_the_replays_pushes_batched(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from bench_gait import PUSH_SPEEDS, PUSH_TIMES_S, push_survival
 
-    from rewardloop.control.controllers import make_controller
+    from rewardloop.control.controllers.base import make_controller
     from rewardloop.control.metrics import batch_metrics
-    from rewardloop.control.policy import shipped_gait
-    from rewardloop.control.search import pushed_motion
+    from rewardloop.control.search.cmaes import pushed_motion
+    from rewardloop.control.search.policy import shipped_gait
     from rewardloop.sim.rollout import Simulator
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
 
@@ -137,7 +137,7 @@ def test_gait_benchmark_push_trials_with_the_receding_horizon_planner(monkeypatc
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     import bench_gait
 
-    from rewardloop.control.policy import shipped_gait
+    from rewardloop.control.search.policy import shipped_gait
 
     monkeypatch.setattr(bench_gait, "PUSH_TIMES_S", (5.0,))
     monkeypatch.setattr(bench_gait, "PUSH_SPEEDS", (0.1,))
@@ -178,8 +178,8 @@ def test_find_gait_validate_writes_the_gait_that_walked_the_validation_grounds_b
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from find_gait import measure, validation
 
-    from rewardloop.control.controllers import make_controller
-    from rewardloop.control.policy import Policy
+    from rewardloop.control.controllers.base import make_controller
+    from rewardloop.control.search.policy import Policy
     from rewardloop.sim.scene import Scene, compile_scene
     start = Policy.load(ROOT / "rewardloop/control/gaits/humanoid-rough.json")
     for policy, result in ((Policy.load(out), found), (start, offered[0])):
@@ -288,7 +288,7 @@ def test_a_killed_find_gait_leaves_its_best_gait_so_far(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     import find_gait
 
-    from rewardloop.control.policy import Policy
+    from rewardloop.control.search.policy import Policy
 
     def killed(*_args):
         raise KeyboardInterrupt
@@ -308,9 +308,9 @@ def test_find_gait_human_term_on_flat_ground_only(monkeypatch):
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from find_gait import GaitObjective, objective_source
 
-    from rewardloop.control.controllers import make_controller
-    from rewardloop.control.policy import shipped_gait
-    from rewardloop.control.search import pushed_motion
+    from rewardloop.control.controllers.base import make_controller
+    from rewardloop.control.search.cmaes import pushed_motion
+    from rewardloop.control.search.policy import shipped_gait
     from rewardloop.critic.likeness import NO_GAIT, HumanLikeTargets
     from rewardloop.reward.program import RewardProgram
     from rewardloop.sim.rollout import Simulator
@@ -342,7 +342,7 @@ def test_find_gait_human_term_on_flat_ground_only(monkeypatch):
 def test_walk_grounds_walks_a_gait_and_every_gait_its_search_offered_on_each_ground(tmp_path):
     # A search's gait (the uneven-table search of seed 1702) and the distinct gaits it offered for validation, 0.3 s
     # on rough grounds 200 and 201, all in one batch per ground: each gait walks there what it walks alone.
-    from rewardloop.control.controllers import make_controller, run_controller
+    from rewardloop.control.controllers.base import make_controller, run_controller
     from rewardloop.control.metrics import batch_metrics
     from rewardloop.sim.rollout import Simulator
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
@@ -383,9 +383,9 @@ def test_grid_gait_walks_every_setting_and_noise_draw_as_that_gait_alone(tmp_pat
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     from grid_gait import grid_rows
 
-    from rewardloop.control.controllers import make_controller, run_controller
+    from rewardloop.control.controllers.base import make_controller, run_controller
     from rewardloop.control.metrics import batch_metrics
-    from rewardloop.control.policy import Policy
+    from rewardloop.control.search.policy import Policy
     from rewardloop.critic.gait import analyze_gait
     from rewardloop.critic.likeness import met
     from rewardloop.reward.canonical import canonical
@@ -433,10 +433,10 @@ def test_grid_gait_with_the_planner_runs_each_draw_as_run_receding_does(tmp_path
     # planner seed given), one after another; 0.3 s on flat ground, as set and one ±1 % draw on every parameter. The
     # muscle tracker's defaults (a few steps at most): the planner leaves them at once, so its motion differs.
     from rewardloop.control.config import RecedingConfig
-    from rewardloop.control.controllers import make_controller, run_controller
+    from rewardloop.control.controllers.base import make_controller, run_controller
     from rewardloop.control.metrics import batch_metrics
-    from rewardloop.control.policy import Policy
-    from rewardloop.control.receding import run_receding
+    from rewardloop.control.planners.receding import run_receding
+    from rewardloop.control.search.policy import Policy
     from rewardloop.reward.canonical import canonical
     from rewardloop.sim.rollout import Simulator
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene

@@ -9,10 +9,8 @@ import numpy as np
 import pytest
 
 from rewardloop.control.config import RecedingConfig, SearchConfig
-from rewardloop.control.defaults import BODY_PLANNERS, default_config, planner_for
-from rewardloop.control.lowlevel import PDController, PDGains, pd_model, posture_space
-from rewardloop.control.mpc import RecedingHorizon, interpolate, mppi_update, shift
-from rewardloop.control.muscles import (
+from rewardloop.control.controllers.lowlevel import PDController, PDGains, pd_model, posture_space
+from rewardloop.control.controllers.muscles import (
     LengthMap,
     MuscleController,
     MuscleGains,
@@ -24,8 +22,10 @@ from rewardloop.control.muscles import (
     normalised,
     passive_curve,
 )
+from rewardloop.control.defaults import BODY_PLANNERS, default_config, planner_for
 from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig, optimize
-from rewardloop.control.plants import PostureMuscle, PosturePD
+from rewardloop.control.planners.mpc import RecedingHorizon, interpolate, mppi_update, shift
+from rewardloop.control.planners.plants import PostureMuscle, PosturePD
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardEval
@@ -279,7 +279,7 @@ def test_the_muscle_legs_climb_stairs_with_the_receding_horizon_planner_by_defau
     # The stairs gait of the muscle legs falls under ±0.1 % parameter noise; on stairs their searches' motions run
     # with the planner looking 2 s ahead (defaults.TERRAIN_SEARCHES), in optimize, the loop and replay --receding.
     from rewardloop.control.defaults import receding_for, search_for
-    from rewardloop.control.gait_planning import planner_settings
+    from rewardloop.control.planners.gait_planning import planner_settings
     from rewardloop.loop.config import RunConfig
     from rewardloop.loop.run import _body_optimizer
     from rewardloop.tasks import get_task

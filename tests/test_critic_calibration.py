@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rewardloop.control.controllers import make_controller, run_controller
+from rewardloop.control.controllers.base import make_controller, run_controller
 from rewardloop.critic import BuiltinCritic, Critique, Observation, apply_gates, observe
 from rewardloop.reward.canonical import canonical
 from rewardloop.reward.library import TERMS

@@ -9,8 +9,8 @@ import functools
 import numpy as np
 import pytest
 
-from rewardloop.control.controllers import Carry, make_controller, run_controller
-from rewardloop.control.gait_tracker import (
+from rewardloop.control.controllers.base import Carry, make_controller, run_controller
+from rewardloop.control.controllers.gait_tracker import (
     CLOCK,
     PARAMETERS,
     SLOPE,
@@ -28,7 +28,7 @@ from rewardloop.control.gait_tracker import (
     step_rise,
     swing_lift,
 )
-from rewardloop.control.humanoid import AI, CONTACT, KN
+from rewardloop.control.controllers.humanoid import AI, CONTACT, KN
 from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
@@ -254,7 +254,7 @@ def test_the_reactions_are_off_by_default():
 def test_the_tracker_measures_the_slope_at_a_touchdown(terrain, degrees):
     # The shipped gait's first touchdown after the start comes within 0.75 s; the slope between the feet's lowest
     # points then reads the ground's within half a degree.
-    from rewardloop.control.policy import shipped_gait
+    from rewardloop.control.search.policy import shipped_gait
     scene = compile_scene(Scene("humanoid", terrain, start_speed=WALKING_START_SPEED))
     controller, gait = make_controller("gait_tracker", scene), shipped_gait("humanoid")
     carry = Carry.fresh(controller, scene, 1)

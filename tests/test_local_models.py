@@ -19,10 +19,10 @@ import pytest
 from fakeserver import ScriptedChatServer, chat_reply, count_tokens
 
 from rewardloop.cli import main
-from rewardloop.control.controllers import make_controller
+from rewardloop.control.controllers.base import make_controller
 from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig
-from rewardloop.control.policy import shipped_gait
-from rewardloop.control.search import pushed_motion
+from rewardloop.control.search.cmaes import pushed_motion
+from rewardloop.control.search.policy import shipped_gait
 from rewardloop.critic import Critic, CriticConfig, observe
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.regions import gait_faults

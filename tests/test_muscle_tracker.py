@@ -10,11 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rewardloop.control.controllers import Carry, make_controller, on_ground, run_controller
-from rewardloop.control.gait_tracker import SLOPE, STANCE, curve_at, ground_at, human_curves, swing_aims
-from rewardloop.control.lowlevel import posture_space
-from rewardloop.control.metrics import batch_metrics, fall_mask
-from rewardloop.control.muscle_tracker import (
+from rewardloop.control.controllers.base import Carry, make_controller, on_ground, run_controller
+from rewardloop.control.controllers.gait_tracker import SLOPE, STANCE, curve_at, ground_at, human_curves, swing_aims
+from rewardloop.control.controllers.lowlevel import posture_space
+from rewardloop.control.controllers.muscle_tracker import (
     AN,
     FOOT_KP,
     HA,
@@ -27,7 +26,8 @@ from rewardloop.control.muscle_tracker import (
     UNEVEN_FULL,
     _targets_kernel,
 )
-from rewardloop.control.policy import Policy, shipped_gait
+from rewardloop.control.metrics import batch_metrics, fall_mask
+from rewardloop.control.search.policy import Policy, shipped_gait
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.rollout import Simulator

@@ -26,7 +26,7 @@ from rewardloop.control.config import (
     Perturbations,
     SearchConfig,
 )
-from rewardloop.control.controllers import (
+from rewardloop.control.controllers.base import (
     CONTROLLERS,
     WALKERS,
     Carry,
@@ -36,11 +36,10 @@ from rewardloop.control.controllers import (
     make_controller,
     run_controller,
 )
-from rewardloop.control.gait_machine import CLOCK, PARAMETERS, STANCE
+from rewardloop.control.controllers.gait_machine import CLOCK, PARAMETERS, STANCE
 from rewardloop.control.metrics import fall_mask
 from rewardloop.control.optimizer import OPTIMIZERS, default_kind, optimize
-from rewardloop.control.policy import POLICY_FILE, Policy, shipped_gait, shipped_gaits
-from rewardloop.control.search import (
+from rewardloop.control.search.cmaes import (
     START_DRAWS_STREAM,
     PolicySearch,
     Scores,
@@ -55,6 +54,7 @@ from rewardloop.control.search import (
     search_starts,
     segment_rollouts,
 )
+from rewardloop.control.search.policy import POLICY_FILE, Policy, shipped_gait, shipped_gaits
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward import load_reward
@@ -166,7 +166,7 @@ def test_default_kind_and_registry(humanoid_flat, myolegs_flat):
 
 def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat, walk, monkeypatch):
     monkeypatch.delitem(WALKERS, "myolegs")
-    monkeypatch.setattr("rewardloop.control.search.shipped_gaits", lambda body, terrain: ())
+    monkeypatch.setattr("rewardloop.control.search.cmaes.shipped_gaits", lambda body, terrain: ())
     config = OptimizerConfig(kind="search", duration_s=0.1)
     with pytest.raises(UserError, match="no structured controller walks myolegs"):
         optimize(myolegs_flat, walk, config, seed=0)
@@ -552,7 +552,7 @@ def test_on_flat_ground_the_search_leaves_what_only_acts_on_uneven_ground(walk, 
     # caught early by a bump: a flat
     # search leaves them at the start's values (a robust gait's reactions survive a search on flat ground, and the
     # search moves the same parameters as before they existed); on stairs it moves them with the rest.
-    from rewardloop.control import gait_tracker
+    from rewardloop.control.controllers import gait_tracker
     scene = compile_scene(Scene("humanoid", terrain, start_speed=WALKING_START_SPEED))
     controller = make_controller("gait_tracker", scene)
     search = PolicySearch(scene, controller, walk, TINY_SEARCH, duration_s=0.25, seed=3)
@@ -571,7 +571,7 @@ def test_on_flat_ground_the_search_leaves_what_only_acts_on_uneven_ground(walk, 
 def test_each_ground_of_a_search_is_walked_by_a_controller_that_sees_that_ground(walk):
     # Flat ground plus stairs: the stairs run's controller reads the stairs' map, the flat run's the flat one;
     # the search's own controller is not changed by it (a copy sees the other ground).
-    from rewardloop.control.gait_tracker import PARAMETERS as TRACKER
+    from rewardloop.control.controllers.gait_tracker import PARAMETERS as TRACKER
     scene = compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
     controller = make_controller("gait_tracker", scene)
     config = dataclasses.replace(TINY_SEARCH, perturbations=Perturbations(grounds=(Terrain("stairs"),)))
@@ -1032,7 +1032,7 @@ def test_start_speed_sets_the_roots_forward_velocity(humanoid_flat, humanoid_wal
 
 # --- no import cycle ------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("module", ["rewardloop.control.mpc", "rewardloop.control.search"])
+@pytest.mark.parametrize("module", ["rewardloop.control.planners.mpc", "rewardloop.control.search.cmaes"])
 def test_optimizers_do_not_import_the_registry(module):
     code = f"import sys, {module}; print('rewardloop.control.optimizer' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
@@ -1187,7 +1187,7 @@ def test_a_search_over_only_some_parameters_moves_those_and_refuses_a_flat_searc
     # --only look_lift look_push on stairs: the search moves those two, the rest stay as the start has them; on flat
     # ground those two do nothing, so a search over only them has nothing to move and says so; a misspelt name
     # is a UserError that lists the known ones.
-    from rewardloop.control import gait_tracker
+    from rewardloop.control.controllers import gait_tracker
     config = dataclasses.replace(TINY_SEARCH, only=("look_lift", "look_push"))
     stairs = compile_scene(Scene("humanoid", Terrain("stairs"), start_speed=WALKING_START_SPEED))
     search = PolicySearch(stairs, make_controller("gait_tracker", stairs), walk, config, duration_s=0.25, seed=3)
@@ -1211,7 +1211,7 @@ def test_the_muscle_trackers_sighted_reactions_do_nothing_on_flat_ground(myolegs
     # The reactions to the ground seen ahead read the ground map, and the shape on uneven ground its unevenness,
     # flat here: the flat walk with them set otherwise is the same walk, to the last bit (so a search over them on
     # rough grounds keeps the flat walk).
-    from rewardloop.control.muscle_tracker import PARAMETERS as TRACKER
+    from rewardloop.control.controllers.muscle_tracker import PARAMETERS as TRACKER
     controller = make_controller("muscle_tracker", myolegs_flat)
     plain = shipped_gait("myolegs").vector(controller)
     seen = [column for column, p in enumerate(TRACKER.parameters) if p.sighted]

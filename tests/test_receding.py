@@ -13,12 +13,11 @@ import numpy as np
 import pytest
 
 from rewardloop.cli import main
-from rewardloop.control import receding
 from rewardloop.control.config import RecedingConfig, SearchConfig
-from rewardloop.control.controllers import Carry, make_controller, run_controller
+from rewardloop.control.controllers.base import Carry, make_controller, run_controller
 from rewardloop.control.metrics import batch_metrics
-from rewardloop.control.policy import shipped_gait
-from rewardloop.control.receding import (
+from rewardloop.control.planners import receding
+from rewardloop.control.planners.receding import (
     candidates,
     choose,
     lookahead,
@@ -28,6 +27,7 @@ from rewardloop.control.receding import (
     run_receding,
     screened_lookahead,
 )
+from rewardloop.control.search.policy import shipped_gait
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward import load_reward

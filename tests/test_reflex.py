@@ -7,10 +7,10 @@ import mujoco
 import numpy as np
 import pytest
 
-from rewardloop.control import reflex
 from rewardloop.control.config import OptimizerConfig, SearchConfig
-from rewardloop.control.controllers import CONTROLLERS, WALKERS, make_controller, run_controller
-from rewardloop.control.musclebody import CONTACT, GROUPS, MUSCLE_GROUPS, group_members, muscle_layout
+from rewardloop.control.controllers import reflex
+from rewardloop.control.controllers.base import CONTROLLERS, WALKERS, make_controller, run_controller
+from rewardloop.control.controllers.musclebody import CONTACT, GROUPS, MUSCLE_GROUPS, group_members, muscle_layout
 from rewardloop.control.optimizer import default_kind, optimize
 from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical

@@ -393,8 +393,8 @@ def motions():
     """2 s of the humanoid from the walking start: the gait machine's stage-4 gait (a robust walk with quick steps,
     shipped until the gait tracker's), the same gait with its arm swing 0.4 larger, zero torques (it collapses)
     and random torques; and 0.4 s of myolegs."""
-    from rewardloop.control.controllers import make_controller, run_controller
-    from rewardloop.control.policy import Policy
+    from rewardloop.control.controllers.base import make_controller, run_controller
+    from rewardloop.control.search.policy import Policy
     from rewardloop.sim.rollout import Simulator, random_controls
     from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
     from rewardloop.sim.terrain import Terrain

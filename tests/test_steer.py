@@ -15,11 +15,11 @@ import pytest
 from rewardloop.bench.steer import ASKS, Ask, asks_for, body_has_arms, motion_row, steer_measures, verdict
 from rewardloop.cli import main
 from rewardloop.control.config import OptimizerConfig, RecedingConfig
-from rewardloop.control.controllers import make_controller, run_controller
+from rewardloop.control.controllers.base import make_controller, run_controller
 from rewardloop.control.defaults import receding_changed
 from rewardloop.control.optimizer import optimize
-from rewardloop.control.policy import shipped_gait, shipped_gaits
-from rewardloop.control.receding import candidates
+from rewardloop.control.planners.receding import candidates
+from rewardloop.control.search.policy import shipped_gait, shipped_gaits
 from rewardloop.control.trajectory import replayed
 from rewardloop.errors import UserError
 from rewardloop.reward.canonical import canonical

@@ -95,7 +95,7 @@ def cmd_steer(args: argparse.Namespace) -> int:
     )
     from rewardloop.control.config import RecedingConfig
     from rewardloop.control.defaults import receding_changed
-    from rewardloop.control.gait_planning import STEERING_PLANNER
+    from rewardloop.control.planners.gait_planning import STEERING_PLANNER
     from rewardloop.sim.bodies import get_body
 
     bodies = [name.strip() for name in args.bodies.split(",") if name.strip()]

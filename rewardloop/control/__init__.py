@@ -1,1 +1,3 @@
-"""Controller optimization: posture-space sampling MPC, low-level controllers and task metrics."""
+"""Controller optimization: the optimizer registry (`optimizer`), its settings (`config`, `defaults`), task metrics
+and trajectories; `planners/` (receding-horizon sampling), `search/` (policy search), `controllers/` (feedback laws
+per body kind) and `gaits/` (the shipped gaits)."""

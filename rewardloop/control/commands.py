@@ -185,7 +185,7 @@ def _optimize(args: argparse.Namespace) -> int:
     if config.kind == "search" and config.search.receding is not None:  # policy.json: the parameters as found
         summary["receding"] = dataclasses.asdict(config.search.receding)
     if config.kind == "plan":  # policy.json: the gait planned from
-        from rewardloop.control.gait_planning import planner_settings
+        from rewardloop.control.planners.gait_planning import planner_settings
 
         summary["planner"] = dataclasses.asdict(planner_settings(config, scene))
     print(json.dumps(summary, indent=2))
@@ -196,7 +196,7 @@ def _receding_replay(scene, controller, vector, args: argparse.Namespace,  # typ
                      pushes: list[tuple[float, float]]):
     """The replayed motion with the receding-horizon planner pursuing --reward (with the ground's settings)."""
     from rewardloop.control.defaults import receding_for
-    from rewardloop.control.receding import run_receding
+    from rewardloop.control.planners.receding import run_receding
     from rewardloop.reward import load_reward
 
     config = receding_for(scene.body.actuator_kind, scene.scene.terrain.kind)
@@ -208,9 +208,9 @@ def _receding_replay(scene, controller, vector, args: argparse.Namespace,  # typ
 
 def _replay(args: argparse.Namespace) -> int:
     """Run a saved policy in a scene (another ground, pushes, changed physics) and report its metrics."""
-    from rewardloop.control.controllers import make_controller
-    from rewardloop.control.policy import Policy, shipped_gait
-    from rewardloop.control.search import pushed_motion
+    from rewardloop.control.controllers.base import make_controller
+    from rewardloop.control.search.cmaes import pushed_motion
+    from rewardloop.control.search.policy import Policy, shipped_gait
     from rewardloop.control.trajectory import replayed
     from rewardloop.critic.gait import analyze_gait
     from rewardloop.critic.likeness import met

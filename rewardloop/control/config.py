@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from rewardloop.control.lowlevel import PDGains
-from rewardloop.control.muscles import MuscleGains
+from rewardloop.control.controllers.lowlevel import PDGains
+from rewardloop.control.controllers.muscles import MuscleGains
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.terrain import Terrain
 
@@ -114,7 +114,8 @@ class Perturbations:
 
 @dataclass(frozen=True)
 class RecedingConfig:
-    """Receding-horizon modulation of a found policy's parameters while it runs (`rewardloop.control.receding`)."""
+    """Receding-horizon modulation of a found policy's parameters while it runs
+    (`rewardloop.control.planners.receding`)."""
 
     replan_s: float = 0.2
     """Time between two choices of the parameters (s)."""

@@ -6,7 +6,7 @@ import dataclasses
 from typing import Any
 
 from rewardloop.control.config import RecedingConfig
-from rewardloop.control.muscles import MuscleGains
+from rewardloop.control.controllers.muscles import MuscleGains
 from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig, SearchConfig, default_kind
 from rewardloop.errors import UserError
 from rewardloop.sim.scene import CompiledScene

@@ -4,11 +4,11 @@
 
 Three families sit behind the one interface:
 - posture-space sampling MPC (`mppi`, `cem`) and predictive sampling over raw controls (`predictive`), in
-  `rewardloop.control.mpc`: for any motion, planned online from the scene's start;
-- the gait planner (`plan`), in `rewardloop.control.gait_planning`: the shipped gait of the body that the reward
-  ranks best, its steering parameters re-chosen online against the reward (receding-horizon sampling over a
+  `rewardloop.control.planners.mpc`: for any motion, planned online from the scene's start;
+- the gait planner (`plan`), in `rewardloop.control.planners.gait_planning`: the shipped gait of the body that the
+  reward ranks best, its steering parameters re-chosen online against the reward (receding-horizon sampling over a
   structured controller's parameters): for locomotion, where a change in the reward must change the motion;
-- policy search (`search`), in `rewardloop.control.search`: CMA-ES over a structured controller's parameters
+- policy search (`search`), in `rewardloop.control.search.cmaes`: CMA-ES over a structured controller's parameters
   (the humanoid's gait tracker and gait machine, the muscle legs' tracker and reflex circuit), warm-started from the
   shipped gait of the body that the reward ranks best. Its trajectory carries the policy it found.
 `default_kind` picks between them for a scene and a kind of task.
@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rewardloop.control.config import OPTIMIZER_KINDS, OptimizerConfig, PlannerConfig, Progress, SearchConfig
-from rewardloop.control.controllers import controller_for
-from rewardloop.control.gait_planning import plan_gait_motion
-from rewardloop.control.mpc import best_update, cem_update, make_plant, mppi_update, plan_motion
-from rewardloop.control.search import search_motion
+from rewardloop.control.controllers.base import controller_for
+from rewardloop.control.planners.gait_planning import plan_gait_motion
+from rewardloop.control.planners.mpc import best_update, cem_update, make_plant, mppi_update, plan_motion
+from rewardloop.control.search.cmaes import search_motion
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.reward.base import RewardFunction
 from rewardloop.sim.scene import CompiledScene

@@ -13,7 +13,7 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from rewardloop.control.metrics import TaskMetrics
-from rewardloop.control.policy import POLICY_FILE, Policy
+from rewardloop.control.search.policy import POLICY_FILE, Policy
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardEval, TermStats
 from rewardloop.sim.features import Features

@@ -18,7 +18,7 @@ import numpy as np
 
 from rewardloop.control.config import OptimizerConfig, PlannerConfig, Progress
 from rewardloop.control.metrics import batch_metrics
-from rewardloop.control.plants import Plant, PostureMuscle, PosturePD, RawControls
+from rewardloop.control.planners.plants import Plant, PostureMuscle, PosturePD, RawControls
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.reward.base import RewardFunction, term_statistics
 from rewardloop.sim.rollout import Rollouts, Simulator

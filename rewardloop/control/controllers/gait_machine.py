@@ -22,8 +22,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from rewardloop.control.controllers import Parameter, ParameterSpace
-from rewardloop.control.humanoid import (
+from rewardloop.control.controllers.base import Parameter, ParameterSpace
+from rewardloop.control.controllers.humanoid import (
     AI,
     AN,
     CONTACT,

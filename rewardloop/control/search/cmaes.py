@@ -41,7 +41,7 @@ from rewardloop.control.config import (
     RecedingConfig,
     SearchConfig,
 )
-from rewardloop.control.controllers import (
+from rewardloop.control.controllers.base import (
     Carry,
     Controller,
     controller_for,
@@ -50,8 +50,8 @@ from rewardloop.control.controllers import (
     run_controller,
 )
 from rewardloop.control.metrics import batch_metrics, fall_mask
-from rewardloop.control.policy import Policy, shipped_gaits
-from rewardloop.control.receding import lookahead, planned_steps, planning_simulator, receding_motion
+from rewardloop.control.planners.receding import lookahead, planned_steps, planning_simulator, receding_motion
+from rewardloop.control.search.policy import Policy, shipped_gaits
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.errors import UserError
 from rewardloop.reward.base import RewardEval, RewardFunction, term_statistics

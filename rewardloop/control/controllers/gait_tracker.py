@@ -48,8 +48,8 @@ import math
 import numba
 import numpy as np
 
-from rewardloop.control.controllers import Parameter, ParameterSpace
-from rewardloop.control.humanoid import (
+from rewardloop.control.controllers.base import Parameter, ParameterSpace
+from rewardloop.control.controllers.humanoid import (
     AI,
     AN,
     CONTACT,

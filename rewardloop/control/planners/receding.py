@@ -27,7 +27,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from rewardloop.control.config import RecedingConfig
-from rewardloop.control.controllers import Carry, Controller, run_controller
+from rewardloop.control.controllers.base import Carry, Controller, run_controller
 from rewardloop.control.metrics import fall_mask
 from rewardloop.reward.base import RewardFunction
 from rewardloop.sim.rollout import Rollouts, Simulator

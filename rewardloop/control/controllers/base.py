@@ -160,14 +160,14 @@ class ControllerEntry:
 
 
 CONTROLLERS: dict[str, ControllerEntry] = {
-    "gait_machine": ControllerEntry("rewardloop.control.gait_machine", "GaitMachine", "torque",
+    "gait_machine": ControllerEntry("rewardloop.control.controllers.gait_machine", "GaitMachine", "torque",
                                     "SIMBICON-style gait machine for the humanoid"),
-    "gait_tracker": ControllerEntry("rewardloop.control.gait_tracker", "GaitTracker", "torque",
+    "gait_tracker": ControllerEntry("rewardloop.control.controllers.gait_tracker", "GaitTracker", "torque",
                                     "people's joint curves on a phase clock, SIMBICON balance, for the humanoid"),
-    "muscle_tracker": ControllerEntry("rewardloop.control.muscle_tracker", "MuscleTracker", "muscle",
+    "muscle_tracker": ControllerEntry("rewardloop.control.controllers.muscle_tracker", "MuscleTracker", "muscle",
                                       "people's joint curves on a phase clock, SIMBICON balance, joint torques "
                                       "through the muscles, for the MyoSuite muscle legs"),
-    "reflex": ControllerEntry("rewardloop.control.reflex", "Reflex", "muscle",
+    "reflex": ControllerEntry("rewardloop.control.controllers.reflex", "Reflex", "muscle",
                               "Song & Geyer reflex circuit for the MyoSuite muscle legs"),
 }
 """Every structured controller by kind name."""

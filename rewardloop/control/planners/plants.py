@@ -16,8 +16,8 @@ from typing import Protocol
 
 import numpy as np
 
-from rewardloop.control.lowlevel import PDController, PDGains, PostureSpace, pd_model, posture_space
-from rewardloop.control.muscles import MuscleController, MuscleGains
+from rewardloop.control.controllers.lowlevel import PDController, PDGains, PostureSpace, pd_model, posture_space
+from rewardloop.control.controllers.muscles import MuscleController, MuscleGains
 from rewardloop.errors import UserError
 from rewardloop.sim.rollout import Rollouts, Simulator
 from rewardloop.sim.scene import CompiledScene

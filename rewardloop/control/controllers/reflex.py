@@ -35,9 +35,9 @@ import math
 import numba
 import numpy as np
 
-from rewardloop.control.controllers import Parameter, ParameterSpace
-from rewardloop.control.humanoid import pelvis_frame, wrap
-from rewardloop.control.musclebody import (
+from rewardloop.control.controllers.base import Parameter, ParameterSpace
+from rewardloop.control.controllers.humanoid import pelvis_frame, wrap
+from rewardloop.control.controllers.musclebody import (
     ADDUCTION,
     ANKLE,
     BFSH,

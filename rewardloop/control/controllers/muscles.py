@@ -25,7 +25,7 @@ import mujoco
 import numba
 import numpy as np
 
-from rewardloop.control.lowlevel import PostureSpace, posture_space
+from rewardloop.control.controllers.lowlevel import PostureSpace, posture_space
 from rewardloop.errors import UserError
 from rewardloop.sim.scene import STATE_SPEC, CompiledScene
 

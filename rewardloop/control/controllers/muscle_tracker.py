@@ -58,8 +58,8 @@ import math
 import numba
 import numpy as np
 
-from rewardloop.control.controllers import Parameter, ParameterSpace
-from rewardloop.control.gait_tracker import (
+from rewardloop.control.controllers.base import Parameter, ParameterSpace
+from rewardloop.control.controllers.gait_tracker import (
     ANKLE_OFFSET,
     ANKLE_SCALE,
     GAIT,
@@ -84,10 +84,10 @@ from rewardloop.control.gait_tracker import (
     swing_aims,
     swing_lift,
 )
-from rewardloop.control.humanoid import COM, CONTACT, SENSORS, pelvis_frame, wrap
-from rewardloop.control.lowlevel import posture_space
-from rewardloop.control.musclebody import hip_rotators
-from rewardloop.control.muscles import MuscleTorques
+from rewardloop.control.controllers.humanoid import COM, CONTACT, SENSORS, pelvis_frame, wrap
+from rewardloop.control.controllers.lowlevel import posture_space
+from rewardloop.control.controllers.musclebody import hip_rotators
+from rewardloop.control.controllers.muscles import MuscleTorques
 from rewardloop.sim.bodies import SIDES
 from rewardloop.sim.scene import CompiledScene
 from rewardloop.sim.terrain import Terrain, ground_map, unevenness_map

@@ -20,9 +20,9 @@ from collections.abc import Callable
 
 from rewardloop.control.config import OptimizerConfig, Progress, RecedingConfig
 from rewardloop.control.metrics import batch_metrics
-from rewardloop.control.policy import Policy
-from rewardloop.control.receding import planned_steps, planning_simulator, receding_motion
-from rewardloop.control.search import PolicySearch, pick_start, search_starts
+from rewardloop.control.planners.receding import planned_steps, planning_simulator, receding_motion
+from rewardloop.control.search.cmaes import PolicySearch, pick_start, search_starts
+from rewardloop.control.search.policy import Policy
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.reward.base import RewardFunction, term_statistics
 from rewardloop.sim.rollout import Simulator

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from rewardloop.control.controllers import Controller
+from rewardloop.control.controllers.base import Controller
 from rewardloop.errors import UserError
 
 POLICY_FILE = "policy.json"
