@@ -281,21 +281,21 @@ def test_the_muscle_legs_climb_stairs_with_the_receding_horizon_planner_by_defau
     from rewardloop.control.defaults import receding_for, search_for
     from rewardloop.control.planners.gait_planning import planner_settings
     from rewardloop.loop.config import RunConfig
-    from rewardloop.loop.run import _body_optimizer
+    from rewardloop.loop.run import body_optimizer
     from rewardloop.tasks import get_task
 
     stairs = RecedingConfig(horizon_s=2.0)
     legs_on_stairs = compile_scene(Scene("myolegs", Terrain("stairs")))
     assert default_config(legs_on_stairs).search.receding == stairs == receding_for("muscle", "stairs")
     searching = RunConfig(locomotion="search")
-    assert _body_optimizer(get_task("walk-stairs", body="myolegs"), searching).search.receding == stairs
+    assert body_optimizer(get_task("walk-stairs", body="myolegs"), searching).search.receding == stairs
     # the loop's default, the gait planner, looks as far ahead there
-    planned = _body_optimizer(get_task("walk-stairs", body="myolegs"), RunConfig())
+    planned = body_optimizer(get_task("walk-stairs", body="myolegs"), RunConfig())
     assert planned.kind == "plan" and planner_settings(planned, legs_on_stairs).horizon_s == 2.0
     for body, kind, ground in (("myolegs", "muscle", "flat"), ("humanoid", "torque", "stairs")):  # elsewhere off
         assert default_config(compile_scene(Scene(body, Terrain(ground)))).search.receding is None
         assert receding_for(kind, ground) == RecedingConfig()
-        assert _body_optimizer(get_task(f"walk-{ground}", body=body), searching).search.receding is None
+        assert body_optimizer(get_task(f"walk-{ground}", body=body), searching).search.receding is None
     # what a search asks for itself stays; the plain planner (--receding) takes the ground's settings
     own = RecedingConfig(samples=8)
     assert default_config(legs_on_stairs, search={"receding": own, "hold": 0.0}).search.receding == own

@@ -280,7 +280,7 @@ class _Loop:
 
     def _job(self, index: int, k: int, proposal: ProposalRecord) -> CandidateJob:
         duration = self.config.duration_s or self.task.duration_s
-        optimizer = dataclasses.replace(self.config.optimizer or _body_optimizer(self.task, self.config),
+        optimizer = dataclasses.replace(self.config.optimizer or body_optimizer(self.task, self.config),
                                         duration_s=duration)
         return CandidateJob(source=proposal.source or "", trusted=trusted_source(proposal.source),
                             scene=self.task.scene, optimizer=optimizer, render=self.config.render,
@@ -436,19 +436,23 @@ class _Loop:
                             cost_usd=self.progress.cost_before + self._usage()[0]))
 
 
-def _body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
-    """The optimizer for the task's body and ground, one thread (candidates run in parallel): config.locomotion
-    (the gait planned against the candidate's reward, or policy search warm-started from the shipped gaits, with
-    the ground's search settings) for forward walks and turns on a body with a gait controller, MPPI otherwise
-    (standing, stepping on the spot, walking backward)."""
+def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
+    """The optimizer for the task's body and ground, one thread (candidates run in parallel): on a body with a gait
+    controller, for every motion made of steps (forward and backward walks, turns, stepping on the spot) the gait
+    planned against the candidate's reward (config.locomotion 'plan'; policy search warm-started from the shipped
+    gaits, with the ground's search settings, keeps forward walks and turns with 'search' and leaves the rest to
+    MPPI); MPPI otherwise (standing still, motions the rules do not read as steps). The planner steps the humanoid
+    on the spot at 1.9 steps/s within 0.1 m and walks it 3.9 m backward in 10 s (seed 0, about 20 s each) where
+    posture-space MPPI drifted and flailed in 285-436 s (`benchmarks/results/beyond_forward_plan.json`)."""
     from rewardloop.control.defaults import planner_for, search_for
     from rewardloop.control.optimizer import default_kind
     from rewardloop.sim.bodies import get_body
     from rewardloop.sim.scene import compile_scene
 
     spec = task.understood
-    walking = spec.direction == "forward" and not (spec.stay_in_place or spec.step_in_place)
-    kind = default_kind(compile_scene(task.scene), locomotion=walking or spec.turn is not None)
+    forward = (spec.direction == "forward" and not spec.stay_in_place) or spec.turn is not None
+    stepping = forward or spec.direction == "backward" or spec.step_in_place
+    kind = default_kind(compile_scene(task.scene), locomotion=forward if config.locomotion == "search" else stepping)
     ground = get_body(task.scene.body).actuator_kind, task.scene.terrain.kind
     return OptimizerConfig(kind=config.locomotion if kind == "plan" else kind, planner=planner_for(*ground),
                            search=search_for(*ground, config.search), nthread=1)
