@@ -441,8 +441,7 @@ def _body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     (the gait planned against the candidate's reward, or policy search warm-started from the shipped gaits, with
     the ground's search settings) for forward walks and turns on a body with a gait controller, MPPI otherwise
     (standing, stepping on the spot, walking backward)."""
-    from rewardloop.control.defaults import planner_for, search_for
-    from rewardloop.control.optimizer import default_kind
+    from rewardloop.control.defaults import default_kind, planner_for, search_for
     from rewardloop.sim.bodies import get_body
     from rewardloop.sim.scene import compile_scene
 
