@@ -124,3 +124,13 @@ def test_no_folder_too_full():
     full = {str(folder.relative_to(PACKAGE.parent)): n for folder in folders
             if (n := len([p for p in folder.glob("*.py") if p.name != "__init__.py"])) > MAX_MODULES}
     assert not full, f"folders with more than {MAX_MODULES} modules; group them into subfolders: {full}"
+
+
+def test_the_product_carries_no_test_code():
+    # the scripted model server (tests/fakeserver.py) and the tests' fixtures stay under tests/
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.split(".")[0] in ("tests", "fakeserver", "conftest", "pytest") for n in names), \
+                f"{path.relative_to(PACKAGE.parent)} imports test code: {names}"
