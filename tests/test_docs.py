@@ -65,3 +65,11 @@ def test_fill_section_replaces_between_markers_only():
     assert docs.fill_section(text, "results:x", "new") == "a\n<!-- results:x -->\nnew\n<!-- /results:x -->\nb\n"
     with pytest.raises(ValueError, match="needs one line"):
         docs.fill_section("no markers", "results:x", "new")
+
+
+def test_the_readme_links_to_files_that_exist():
+    text = (ROOT / "README.md").read_text()
+    targets = [t for t in re.findall(r"\]\(([^)#\s]+)", text) if "://" not in t]
+    assert targets, "the README links to the docs"
+    missing = [t for t in targets if not (ROOT / t).exists()]
+    assert not missing, f"README.md links to missing files: {missing}"
