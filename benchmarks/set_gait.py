@@ -4,7 +4,7 @@
         --set turn_rate=0.18 path_steer=0.2 --for-terrain flat --out rewardloop/control/gaits/myolegs-turn_left.json
 
 The shipped turning gaits of the muscle legs are made this way: the main gait steered by its feet (`path_steer`) at
-a steady `turn_rate`, the settings picked from a grid by hand (README, **Heading control of the muscle tracker**).
+a steady `turn_rate`, the settings picked by hand from a grid (`benchmarks/grid_gait.py`; docs/gaits.md).
 A file with --for-terrain is among the body's shipped gaits on that ground only, where the loop's per-candidate
 search picks its start: the one the reward ranks best.
 """

@@ -16,11 +16,11 @@ import ast
 import functools
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from rewardloop.control.metrics import TaskMetrics
 from rewardloop.critic.critique import Critique, Suggestion
+from rewardloop.design_context import DesignContext
 from rewardloop.models.accounting import BudgetExceeded
 from rewardloop.models.base import (
     Completion,
@@ -41,63 +41,13 @@ from rewardloop.models.context import (
 )
 from rewardloop.prompts import render_prompt
 from rewardloop.prompts.design import compact_prompt, full_prompt, program_text
-from rewardloop.reward.base import TermStats
 from rewardloop.reward.library import TERMS
-from rewardloop.reward.program import ProgramError, RewardProgram
-from rewardloop.sim.features import FEATURES
-from rewardloop.sim.scene import CompiledScene
+from rewardloop.reward.program import ProgramError, RewardProgram, term_reads
 
 if TYPE_CHECKING:
     from rewardloop.critic.physics import Targets
-    from rewardloop.critic.regions import GaitFaults
-    from rewardloop.spec import TaskSpec
 
 Status = Literal["ok", "failed"]
-
-
-@dataclass(frozen=True)
-class EditRecord:
-    """An edit tried in an earlier iteration, for the designer's history."""
-
-    iteration: int
-    program_hash: str
-    change: str
-    """What was changed and why (the candidate's rationale)."""
-    score: float | None = None
-    """Critic score of its motion (0-10), None if it never ran."""
-    metric: float | None = None
-    """Task metric of its motion (e.g. distance walked, m)."""
-    kept: bool = False
-    """Whether it became the best program."""
-
-
-@dataclass(frozen=True)
-class DesignContext:
-    """Everything a designer is told."""
-
-    description: str
-    program: RewardProgram | None
-    """The current best program; None before any exists (write from scratch)."""
-    critique: Critique | None
-    """The critic's judgement of the best program's motion; None before any motion was judged."""
-    term_stats: dict[str, TermStats] = field(default_factory=dict)
-    """Term name -> statistics over the best program's motion."""
-    metrics: TaskMetrics | None = None
-    history: tuple[EditRecord, ...] = ()
-    scene: CompiledScene | None = None
-    """Scene the checker runs candidates in (None: the body's flat scene)."""
-    body: str = "humanoid"
-    gait: GaitFaults | None = None
-    """Gait faults measured in the best program's motion (`rewardloop.critic.regions.gait_faults`); None before
-    any motion."""
-    spec: TaskSpec | None = None
-    """The task's reading of the description (`Task.understood`: a model's or the rules'); None: read it here."""
-
-    def targets(self) -> Targets:
-        """What the description asks for: from the task's spec, else the rules' reading of the description."""
-        from rewardloop.critic.physics import targets_from_description, targets_from_spec
-
-        return targets_from_spec(self.spec) if self.spec is not None else targets_from_description(self.description)
 
 
 @dataclass(frozen=True)
@@ -329,22 +279,6 @@ class Edit:
     suggestion: Suggestion
     strength: float
     """Weight factor for increase/decrease (a decrease divides), multiplier of the starting weight for add."""
-
-
-def term_reads(program: RewardProgram) -> dict[str, tuple[set[str], set[str]]]:
-    """Term name -> (array features it reads directly, library terms it calls)."""
-    functions = {n.name: n for n in ast.parse(program.source).body if isinstance(n, ast.FunctionDef)}
-    out: dict[str, tuple[set[str], set[str]]] = {}
-    for name in program.term_names:
-        reads, calls = set(), set()
-        for node in ast.walk(functions[name]):
-            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-                if node.value.id == "lib" and node.attr in TERMS:
-                    calls.add(node.attr)
-                elif node.attr in FEATURES:
-                    reads.add(node.attr)
-        out[name] = (reads, calls)
-    return out
 
 
 def matching_terms(program: RewardProgram, term: str) -> list[str]:

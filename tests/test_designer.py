@@ -12,13 +12,12 @@ from fakeserver import ScriptedChatServer, chat_reply
 from rewardloop.control.metrics import batch_metrics
 from rewardloop.critic import BuiltinCritic
 from rewardloop.critic.critique import Critique, Suggestion
+from rewardloop.design_context import DesignContext, EditRecord
 from rewardloop.designer import (
     BuiltinDesigner,
-    DesignContext,
     Designer,
     DesignerConfig,
     Edit,
-    EditRecord,
     apply_edit,
     make_designer,
     matching_terms,

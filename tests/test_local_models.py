@@ -26,7 +26,8 @@ from rewardloop.control.search.policy import shipped_gait
 from rewardloop.critic import Critic, CriticConfig, observe
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.regions import gait_faults
-from rewardloop.designer import DesignContext, Designer, DesignerConfig
+from rewardloop.design_context import DesignContext
+from rewardloop.designer import Designer, DesignerConfig
 from rewardloop.loop.commands import _drive
 from rewardloop.loop.config import ModelSettings, RunConfig
 from rewardloop.loop.records import CandidateStatus, IterationStatus, StopReason

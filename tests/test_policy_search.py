@@ -37,8 +37,9 @@ from rewardloop.control.controllers.base import (
     run_controller,
 )
 from rewardloop.control.controllers.gait_machine import CLOCK, PARAMETERS, STANCE
+from rewardloop.control.defaults import default_kind
 from rewardloop.control.metrics import fall_mask
-from rewardloop.control.optimizer import OPTIMIZERS, default_kind, optimize
+from rewardloop.control.optimizer import OPTIMIZERS, optimize
 from rewardloop.control.search.cmaes import (
     START_DRAWS_STREAM,
     PolicySearch,

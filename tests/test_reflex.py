@@ -11,7 +11,8 @@ from rewardloop.control.config import OptimizerConfig, SearchConfig
 from rewardloop.control.controllers import reflex
 from rewardloop.control.controllers.base import CONTROLLERS, WALKERS, make_controller, run_controller
 from rewardloop.control.controllers.musclebody import CONTACT, GROUPS, MUSCLE_GROUPS, group_members, muscle_layout
-from rewardloop.control.optimizer import default_kind, optimize
+from rewardloop.control.defaults import default_kind
+from rewardloop.control.optimizer import optimize
 from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.bodies import SIDES

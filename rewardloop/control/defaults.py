@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from rewardloop.control.config import RecedingConfig
+from rewardloop.control.config import OptimizerConfig, PlannerConfig, RecedingConfig, SearchConfig
+from rewardloop.control.controllers.base import controller_for
 from rewardloop.control.controllers.muscles import MuscleGains
-from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig, SearchConfig, default_kind
 from rewardloop.errors import UserError
 from rewardloop.sim.scene import CompiledScene
 
@@ -84,6 +84,11 @@ def search_for(actuator_kind: str, terrain_kind: str, search: SearchConfig) -> S
                if getattr(search, name) == getattr(plain, name)
                or (name == "receding" and search.receding == RecedingConfig())}
     return dataclasses.replace(search, **changes)
+
+
+def default_kind(scene: CompiledScene, *, locomotion: bool = True) -> str:
+    """The gait planner for locomotion on a body with a gait controller; posture-space MPPI otherwise."""
+    return "plan" if locomotion and controller_for(scene) is not None else "mppi"
 
 
 def default_config(scene: CompiledScene, *, kind: str | None = None, duration_s: float = 10.0,

@@ -11,7 +11,7 @@ Three families sit behind the one interface:
 - policy search (`search`), in `rewardloop.control.search.cmaes`: CMA-ES over a structured controller's parameters
   (the humanoid's gait tracker and gait machine, the muscle legs' tracker and reflex circuit), warm-started from the
   shipped gait of the body that the reward ranks best. Its trajectory carries the policy it found.
-`default_kind` picks between them for a scene and a kind of task.
+`defaults.default_kind` picks between them for a scene and a kind of task.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rewardloop.control.config import OPTIMIZER_KINDS, OptimizerConfig, PlannerConfig, Progress, SearchConfig
-from rewardloop.control.controllers.base import controller_for
 from rewardloop.control.planners.gait_planning import plan_gait_motion
 from rewardloop.control.planners.mpc import best_update, cem_update, make_plant, mppi_update, plan_motion
 from rewardloop.control.search.cmaes import search_motion
@@ -29,8 +28,8 @@ from rewardloop.control.trajectory import Trajectory
 from rewardloop.reward.base import RewardFunction
 from rewardloop.sim.scene import CompiledScene
 
-__all__ = ["OPTIMIZERS", "OptimizerConfig", "PlannerConfig", "Progress", "SearchConfig", "default_kind",
-           "make_plant", "optimize"]
+__all__ = ["OPTIMIZERS", "OptimizerConfig", "PlannerConfig", "Progress", "SearchConfig", "make_plant",
+           "optimize"]
 
 Run = Callable[..., Trajectory]
 """(scene, reward, config, *, seed, progress) -> Trajectory."""
@@ -60,11 +59,6 @@ OPTIMIZERS: dict[str, OptimizerKind] = {
 }
 """Every optimizer by kind name."""
 assert tuple(OPTIMIZERS) == OPTIMIZER_KINDS, "config.OPTIMIZER_KINDS must list OPTIMIZERS"
-
-
-def default_kind(scene: CompiledScene, *, locomotion: bool = True) -> str:
-    """The gait planner for locomotion on a body with a gait controller; posture-space MPPI otherwise."""
-    return "plan" if locomotion and controller_for(scene) is not None else "mppi"
 
 
 def optimize(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,

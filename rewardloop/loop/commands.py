@@ -233,7 +233,8 @@ def _check_fit(config, task, backend, *, critic: bool, designer: bool) -> None: 
     """A ModelError saying what to change when the designer's starting prompt (with room for one candidate) or
     the critic's prompt with its keyframes cannot fit the server's context."""
     from rewardloop.critic import CRITIQUE_TOKENS
-    from rewardloop.designer import DesignContext, Designer
+    from rewardloop.design_context import DesignContext
+    from rewardloop.designer import Designer
     from rewardloop.loop.design import starting_program
     from rewardloop.models.base import context_is_assumed, context_window
     from rewardloop.models.context import IMAGE_TOKENS, fit_max_tokens

@@ -128,7 +128,7 @@ class ModelSession:
     def propose(self, history: list[CandidateRecord], best: CandidateRecord | None, folder: Path | None,
                 *, k: int) -> list[ProposalRecord]:
         """K programs from the designer, improving on `best` (whose files are in `folder`)."""
-        from rewardloop.designer import DesignContext, EditRecord
+        from rewardloop.design_context import DesignContext, EditRecord
 
         before = self.ledger.total
         context = DesignContext(

@@ -444,8 +444,7 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     MPPI); MPPI otherwise (standing still, motions the rules do not read as steps). The planner steps the humanoid
     on the spot at 1.9 steps/s within 0.1 m and walks it 3.9 m backward in 10 s (seed 0, about 20 s each) where
     posture-space MPPI drifted and flailed in 285-436 s (`benchmarks/results/beyond_forward_plan.json`)."""
-    from rewardloop.control.defaults import planner_for, search_for
-    from rewardloop.control.optimizer import default_kind
+    from rewardloop.control.defaults import default_kind, planner_for, search_for
     from rewardloop.sim.bodies import get_body
     from rewardloop.sim.scene import compile_scene
 

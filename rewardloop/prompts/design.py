@@ -20,7 +20,7 @@ from rewardloop.sim.features import FEATURES, SCALARS
 
 if TYPE_CHECKING:
     from rewardloop.critic.critique import Critique
-    from rewardloop.designer import DesignContext, EditRecord
+    from rewardloop.design_context import DesignContext, EditRecord
     from rewardloop.reward.program import RewardProgram
 
 COMMON_TERMS: tuple[str, ...] = ("alive", "upright", "nonfoot_contact", "action_smoothness")
@@ -107,7 +107,7 @@ def program_text(program: RewardProgram | None, *, compact: bool) -> str:
 def relevant_terms(context: DesignContext) -> tuple[str, ...]:
     """Library terms for a compact prompt, most pressing first: those the program calls, the critique suggests
     and the gait faults call for, then those the description asks for, then the common ones."""
-    from rewardloop.designer import term_reads
+    from rewardloop.reward.program import term_reads
 
     called = [t for _, calls in term_reads(context.program).values() for t in sorted(calls)] \
         if context.program is not None else []
@@ -125,7 +125,7 @@ def relevant_terms(context: DesignContext) -> tuple[str, ...]:
 def compact_features(program: RewardProgram | None, terms: Iterable[str]) -> str:
     """The core features and those the program reads, documented (left/right pairs on one line); the rest by
     name."""
-    from rewardloop.designer import term_reads
+    from rewardloop.reward.program import term_reads
 
     direct = {f for reads, _ in term_reads(program).values() for f in reads} if program is not None else set()
     both = {n.replace(side, other, 1) for n in direct for side, other in (("left_", "right_"), ("right_", "left_"))}

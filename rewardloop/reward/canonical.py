@@ -158,7 +158,7 @@ walk's terms make of a knee bend. At 5 (until 2026-11-29) the muscle legs' strai
 flexion 0.156 rad²) and main gait (0.181 rad², people's curve) tied under it, their medians under ±1 % parameter noise
 within 8 % either way, so which one "walk with straight knees" started from was the CPU's call (on one machine the
 main gait in 2 of 3 seeds); at 15 the straight-knee gait's median leads by 0.16-0.53 over 3 seeds × 6 emulated CPUs
-(README, "which gait starts")."""
+(measured with `benchmarks/start_picks.py`, 2026-11-29)."""
 
 _WALK_TERMS = _FORWARD + _HEIGHT + _BODY_REST
 """Walks: balance (in _FORWARD) measured in a frame moving at the speed target."""

@@ -225,3 +225,19 @@ Sign "+": a reward to maximise; "-": a penalty that is ≤ 0. Both take positive
 
 {library}
 """
+
+
+def term_reads(program: RewardProgram) -> dict[str, tuple[set[str], set[str]]]:
+    """Term name -> (array features it reads directly, library terms it calls)."""
+    functions = {n.name: n for n in ast.parse(program.source).body if isinstance(n, ast.FunctionDef)}
+    out: dict[str, tuple[set[str], set[str]]] = {}
+    for name in program.term_names:
+        reads, calls = set(), set()
+        for node in ast.walk(functions[name]):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if node.value.id == "lib" and node.attr in TERMS:
+                    calls.add(node.attr)
+                elif node.attr in FEATURES:
+                    reads.add(node.attr)
+        out[name] = (reads, calls)
+    return out
