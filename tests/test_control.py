@@ -301,3 +301,19 @@ def test_the_muscle_legs_climb_stairs_with_the_receding_horizon_planner_by_defau
     assert default_config(legs_on_stairs, search={"receding": own, "hold": 0.0}).search.receding == own
     assert search_for("muscle", "stairs", SearchConfig(receding=RecedingConfig())).receding == stairs
     assert search_for("muscle", "stairs", SearchConfig(hold=0.0)) == SearchConfig(hold=0.0, receding=stairs)
+
+
+def test_the_loop_plans_steps_for_every_motion_made_of_them():
+    # Stepping on the spot and walking backward go to the gait planner like forward walks and turns; standing still
+    # stays with posture-space MPPI; policy search (locomotion 'search') keeps forward walks and turns only.
+    from rewardloop.loop.config import RunConfig
+    from rewardloop.loop.run import body_optimizer
+    from rewardloop.tasks import task_from_description
+
+    kinds = {text: body_optimizer(task_from_description(text, "humanoid"), RunConfig()).kind
+             for text in ("walk forward", "turn left", "step in place", "walk backward", "stand still")}
+    assert kinds == {"walk forward": "plan", "turn left": "plan", "step in place": "plan", "walk backward": "plan",
+                     "stand still": "mppi"}
+    searching = RunConfig(locomotion="search")
+    assert body_optimizer(task_from_description("walk forward", "myolegs"), searching).kind == "search"
+    assert body_optimizer(task_from_description("step in place", "myolegs"), searching).kind == "mppi"

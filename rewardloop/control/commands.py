@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
+
 from rewardloop.cli_base import AddCommand, positive_number, scene_arguments, scene_from_args, writable_directory
 from rewardloop.errors import UserError
 
@@ -168,7 +170,8 @@ def _optimize(args: argparse.Namespace) -> int:
     program, trusted = _program(args.reward)
 
     def show(progress: Progress) -> None:
-        sys.stderr.write(f"\r{progress.fraction:6.1%}  {progress.message}  best return {progress.best_return:.3f}")
+        best = "" if np.isnan(progress.best_return) else f"  best return {progress.best_return:.3f}"
+        sys.stderr.write(f"\r{progress.fraction:6.1%}  {progress.message}{best}")
 
     with load_reward(program, trusted=trusted) as reward:
         trajectory = optimize(scene, reward, config, seed=args.seed, progress=show)
