@@ -2,6 +2,7 @@
 "walk forward on flat ground" (5 = people's walk ... 0 = no walk at all).
 
     .venv/bin/python benchmarks/make_calibration.py --out tests/data/calibration     # about 4 minutes on 2 cores
+    .venv/bin/python benchmarks/make_calibration.py --beyond --out tests/data/calibration   # beyond.json
 
 The motions (4 s each) are made by the project itself:
 - good_walk (4): the gait machine's stage-4 gait (rewardloop/control/gaits/humanoid-gait_machine.json, the
@@ -19,6 +20,12 @@ The motions (4 s each) are made by the project itself:
   --threads 1`): kicks, lurches, arms flailing;
 - fall (0): the gait machine's hand-set default parameters (before any search) from the walking start;
 - standing (0): the posture MPC on a standing reward (height, upright, balance, no velocity) from standing.
+
+With --beyond it makes the set beyond forward walks instead (beyond.json), labelled per description ("step in
+place", "walk backward", "stand still"; `BEYOND_LABELS`): 4-s motions from standing by the gait planner on the
+canonical step_in_place and walk_backward rewards (`marching`, `backward_walk`) and by the posture MPC on
+step_in_place (`flailing_march`: the loop's march of issue 56, arms flailing and drifting), judged beside the walk
+set's standing, good walk and fall.
 
 Gait-machine motions are stored as parameter sets in motions.json (replayed by the test in about a second);
 the two MPC motions as float32 states and controls (`NAME.npz`), their sensors recomputed when loaded
@@ -110,10 +117,12 @@ def search(name: str) -> dict[str, float]:
         return Policy.load(out).params
 
 
-def planned(name: str, label: int, program: RewardProgram, command: str, out: Path) -> dict[str, Any]:
-    """A motion of the posture MPC (MPPI, seed 0, one thread) from standing, stored as float32 states."""
+def planned(name: str, label: int, program: RewardProgram, command: str, out: Path, *,
+            kind: str = "mppi") -> dict[str, Any]:
+    """A motion of optimizer `kind` (the posture MPC, MPPI, by default; seed 0, one thread) from standing, stored as
+    float32 states."""
     scene = compile_scene(Scene("humanoid", start_speed=0.0))
-    config = default_config(scene, kind="mppi", duration_s=DURATION_S, nthread=1)
+    config = default_config(scene, kind=kind, duration_s=DURATION_S, nthread=1)
     with load_reward(program, trusted=True) as reward:
         trajectory = optimize(scene, reward, config, seed=0)
     rollouts = trajectory.rollouts
@@ -123,12 +132,46 @@ def planned(name: str, label: int, program: RewardProgram, command: str, out: Pa
             "made_by": command}
 
 
+BEYOND_LABELS = {
+    "step in place": {"marching": 4, "flailing_march": 0, "standing": 0, "backward_walk": 1, "good_walk": 0, "fall": 0},
+    "walk backward": {"backward_walk": 4, "marching": 1, "flailing_march": 0, "standing": 0, "good_walk": 0, "fall": 0},
+    "stand still": {"standing": 5, "marching": 1, "flailing_march": 0, "backward_walk": 0, "good_walk": 0, "fall": 0},
+}
+"""How a person rates each motion as each description that is not a forward walk (5 as asked ... 0 not at all):
+stepping about when asked to stand, travelling when asked to step in place, not travelling when asked to walk
+backward, kicking and falling are gross faults (0-1). The flailing march kicks to 104° of hip flexion, bends over
+and falls at 3.9 s."""
+
+
+def beyond(out: Path) -> None:
+    """The set beyond forward walks (beyond.json): motions from standing made by the gait planner (stepping in
+    place, walking backward) and by the posture MPC (its flailing, drifting march), with the walk set's standing,
+    good walk and fall, labelled per description."""
+    plan = "rewardloop optimize --body humanoid --reward {} --optimizer plan --duration 4 --start-speed 0 --seed 0 " \
+           "--threads 1"
+    motions = [planned("marching", 0, canonical("step_in_place"), plan.format("step_in_place"), out, kind="plan"),
+               planned("backward_walk", 0, canonical("walk_backward"), plan.format("walk_backward"), out, kind="plan"),
+               planned("flailing_march", 0, canonical("step_in_place"),
+                       plan.format("step_in_place").replace("plan", "mppi", 1), out)]
+    for motion in motions:
+        del motion["label"]
+    data = {"duration_s": DURATION_S, "body": "humanoid", "terrain": "flat", "labels": BEYOND_LABELS,
+            "also": "good_walk, fall and standing from motions.json", "made_by": "benchmarks/make_calibration.py "
+            "--beyond", "motions": motions}
+    (out / "beyond.json").write_text(json.dumps(data, indent=1) + "\n")
+    print(f"wrote {len(motions)} motions to {out / 'beyond.json'}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", default="tests/data/calibration", help="folder for motions.json and the .npz files")
+    parser.add_argument("--beyond", action="store_true", help="make only the set beyond forward walks (beyond.json)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.beyond:
+        beyond(out)
+        return
     searched = {name: search(name) for name in SEARCHES}
     kick = planned("kicking_walk", 1, canonical("walk"), "rewardloop optimize --body humanoid --reward walk "
                    "--optimizer mppi --duration 4 --start-speed 0 --seed 0 --threads 1", out)

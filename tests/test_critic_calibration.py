@@ -188,3 +188,31 @@ def test_backward_and_slow_walks_are_not_held_to_free_forward_walking(observed):
     assert shuffling("walk at 0.6 m/s", 110.0).score > shuffling("walk forward", 110.0).score
     human_steps = {"step_length": 0.75, "shuffling": False}
     assert shuffling("walk forward", 70.0, **human_steps).meets and not shuffling("walk forward", 140.0).meets
+
+
+BEYOND = json.loads((DATA / "beyond.json").read_text())
+"""The set beyond forward walks: motions from standing (the gait planner's stepping in place and walking backward,
+the posture MPC's flailing march) and the walk set's standing, good walk and fall, labelled per description."""
+
+
+@pytest.fixture(scope="module")
+def beyond_observed(observed) -> dict[str, Observation]:
+    scene = compile_scene(Scene("humanoid", start_speed=0.0))
+    motions = {m["name"]: observe(scene, _stored(scene, m)) for m in BEYOND["motions"]}
+    return {**motions, **{name: observed[name] for name in ("standing", "good_walk", "fall")}}
+
+
+@pytest.mark.parametrize("description", list(BEYOND["labels"]))
+def test_beyond_walks_scores_order_the_motions_as_labelled(beyond_observed, description):
+    # Stepping when asked to stand, travelling when asked to step in place or walking the wrong way are gross faults:
+    # each costs what it would to a person, whatever else the motion does well.
+    labels: dict[str, int] = BEYOND["labels"][description]
+    critic = BuiltinCritic()
+    scores = {name: critic.critique_observation(description, beyond_observed[name]).score for name in labels}
+    print(f"\n{description}: " + ", ".join(f"{n} {labels[n]}/{scores[n]:.1f}" for n in labels))
+    for better, worse in itertools.permutations(labels, 2):
+        if labels[better] >= labels[worse] + 2:  # as asked against a gross fault; gross faults are not ranked
+            assert scores[better] >= scores[worse] + MARGIN, (description, better, worse, scores)
+    best = max(labels, key=labels.__getitem__)
+    assert all(scores[n] <= 4.0 for n in labels if labels[n] <= 1), scores  # a gross fault scores low
+    assert scores[best] >= 7.0, scores

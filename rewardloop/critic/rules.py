@@ -23,6 +23,11 @@ NO_PROGRESS_CAP = 3.0
 """Highest score for a motion that did not travel when asked to."""
 FALL_CAP = 3.0
 """Highest score for a fall at the very end; a fall at time t caps at FALL_CAP × t / duration."""
+STILL_STEPS = 2
+"""Steps a motion asked to stand still may take (to catch its balance) before they count against it."""
+STEPPING_ABOUT = STILL_STEPS + 4
+"""Steps that cap a motion asked to stand still at NO_PROGRESS_CAP: it stepped about instead (the gait planner's
+march on the spot, 8 steps in 4 s, scored 6.5 as "stand still" before this gate)."""
 STAY_DRIFT_M = 1.0
 """Travel (m) that caps a motion asked to stay in place at NO_PROGRESS_CAP."""
 
@@ -71,7 +76,8 @@ def _num(d: Descriptors, name: str, default: float = float("nan")) -> float:
 
 
 def physics_gates(targets: Targets, d: Descriptors) -> list[Gate]:
-    """The hard facts: a fall, no progress (or the wrong way) when asked to travel, travel when asked to stay."""
+    """The hard facts: a fall, no progress (or the wrong way) when asked to travel, stepping about when asked to
+    stand still, travel when asked to stay."""
     gates = []
     if d.get("fell"):
         t, duration = _num(d, "fall_time_s", 0.0), _num(d, "duration_s", 1.0)
@@ -84,6 +90,10 @@ def physics_gates(targets: Targets, d: Descriptors) -> list[Gate]:
             way = "forward" if targets.direction > 0 else "backward"
             gates.append(Gate("speed", NO_PROGRESS_CAP, f"no progress {way} ({progress:.2f} m/s)",
                               Issue("pelvis", f"travelled {progress:.2f} m/s {way}; the task asks to move {way}")))
+    steps = _num(d, "steps", 0.0)
+    if targets.stay_in_place and targets.turn is None and not d.get("fell") and steps > STEPPING_ABOUT:
+        gates.append(Gate("still", NO_PROGRESS_CAP, f"stepped {steps:.0f} times while asked to stand still",
+                          Issue("feet", f"{steps:.0f} steps; the task asks to stand still")))
     drift = float(np.hypot(_num(d, "distance_m", 0.0), _num(d, "lateral_drift_m", 0.0)))
     if not targets.locomotion and targets.turn is None and drift > STAY_DRIFT_M:
         gates.append(Gate("stay", NO_PROGRESS_CAP, f"travelled {drift:.2f} m while asked to stay in place",
@@ -219,6 +229,20 @@ def _stepping(t: Targets, d: Descriptors) -> Finding:
     return Finding("stepping", 1.0, 1.0)
 
 
+def _still(t: Targets, d: Descriptors) -> Finding:
+    """Standing still (asked to stay, not to step or turn): a step or two to catch the balance is what people do;
+    more is stepping about, which a person asked to stand still would count as not doing it."""
+    if not t.stay_in_place or t.turn is not None or d.get("fell"):
+        return Finding("still", 1.0, 0.0)
+    steps = _num(d, "steps", 0.0)
+    score = float(np.clip(1.0 - (steps - STILL_STEPS) / 6.0, 0.0, 1.0))
+    if score >= 0.8:
+        return Finding("still", score, 3.0)
+    return Finding("still", score, 3.0, Issue("feet", f"{steps:.0f} steps while asked to stand still"), (
+        Suggestion("velocity_tracking", "increase", "hold still", {"forward": 0.0, "lateral": 0.0}),
+        Suggestion("feet_air_time", "remove", "it rewards lifting the feet")))
+
+
 def _effort(t: Targets, d: Descriptors) -> Finding:
     effort = _num(d, "effort", 0.0)
     if not t.efficient:
@@ -233,7 +257,7 @@ def _effort(t: Targets, d: Descriptors) -> Finding:
 
 CHECKS: dict[str, Callable[[Targets, Descriptors], Finding]] = {
     "fall": _fall, "speed": _progress, "turn": _turn, "straight": _straight, "upright": _upright,
-    "knees": _knees, "clearance": _clearance, "stepping": _stepping, "effort": _effort,
+    "knees": _knees, "clearance": _clearance, "stepping": _stepping, "still": _still, "effort": _effort,
 }
 """The builtin critic's checks, by name."""
 
