@@ -135,6 +135,27 @@ def steering_tables(names: Sequence[str], root: Path = ROOT) -> str:
     return section.replace(str(root) + "/", "")
 
 
+def beyond_table(names: Sequence[str], root: Path = ROOT) -> str:
+    """Markdown: motions that are not forward walks as the loop makes them (bench_beyond.py), one line per body and
+    row over its seeds, under the provenance of each results file."""
+    results = [read_result(name, root) for name in names]
+    lines = [*(f"- {provenance_line(name, result)}" for name, result in zip(names, results, strict=True)), "",
+             "| body | motion | optimizer | seeds | falls | steps/s within 0.25 m | time within 0.25 m | "
+             "backward (m) | furthest from start (m) | cadence (steps/min) | knee mid-stance (°) | wall (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [row for result in results for row in result["rows"]]
+    for body, row in dict.fromkeys((r["body"], r["row"]) for r in rows):
+        group = [r for r in rows if (r["body"], r["row"]) == (body, row)]
+        lines.append(f"| {body} | {row} | {group[0]['optimizer']} | {len(group)} | {sum(r['fell'] for r in group)} | "
+                     f"{_spread([r['step_rate_in_place'] for r in group])} | "
+                     f"{_spread([r['stay_fraction'] for r in group])} | "
+                     f"{_spread([r['backward_distance'] for r in group])} | "
+                     f"{_spread([r['furthest_m'] for r in group])} | {_spread([r['cadence'] for r in group], '.0f')} | "
+                     f"{_spread([r['knee_midstance'] for r in group], '.0f')} | "
+                     f"{_spread([r['wall_s'] for r in group], '.0f')} |")
+    return "\n".join(lines)
+
+
 def mpc_table(name: str, root: Path = ROOT) -> str:
     """Markdown: posture-space MPC walking per body and ground (bench_control.py's summaries)."""
     result = read_result(name, root)
@@ -168,6 +189,14 @@ def calibration_table(root: Path = ROOT) -> str:
     lines = [f"Data: `tests/data/calibration/motions.json` (made by `{data['made_by']}`); labels: {data['labels']}.",
              "", "| motion | label | controller |", "|---|---|---|"]
     lines += [f"| {m['name'].replace('_', ' ')} | {m['label']} | {m.get('kind', '–')} |" for m in data["motions"]]
+    beyond = json.loads((root / "tests/data/calibration/beyond.json").read_text())
+    asked = list(beyond["labels"])
+    lines += ["", f"Beyond forward walks: `tests/data/calibration/beyond.json` (made by `{beyond['made_by']}`), "
+              "labelled per description (5 as asked ... 0 not at all; gross faults 0-1).", "",
+              "| motion | " + " | ".join(asked) + " |", "|---|" + "---|" * len(asked)]
+    for name in beyond["labels"][asked[0]]:
+        lines.append(f"| {name.replace('_', ' ')} | " + " | ".join(str(beyond["labels"][a][name]) for a in asked)
+                     + " |")
     return "\n".join(lines)
 
 
@@ -208,6 +237,7 @@ SECTIONS: dict[str, Callable[[Path], str]] = {
         ["steering_humanoid_plan.json", "steering_myolegs_plan.json", "steering_humanoid_search.json",
          "steering_humanoid_search_four_asks.json"], root),
     "results:mpc": lambda root: mpc_table("mpc_walking.json", root),
+    "results:beyond": lambda root: beyond_table(["beyond_forward_humanoid.json", "beyond_forward_myolegs.json"], root),
     "results:local-server": lambda root: local_server_table(
         ["local_server_gemma3_270m_ctx4096.json", "local_server_gemma3_270m_ctx2048.json"], root),
     "results:calibration": calibration_table,
