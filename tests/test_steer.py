@@ -123,8 +123,8 @@ def test_planner_changes_are_checked():
 @pytest.mark.parametrize("argv, message", [
     (["--asks", "sideways"], "unknown ask 'sideways'"),
     (["--bodies", "ostrich"], "unknown body 'ostrich'"),
-    (["--planner", "sigma=0.1"], "add --receding"),
-    (["--optimizer", "plan", "--receding"], "plans already"),
+    (["--optimizer", "search", "--planner", "sigma=0.1"], "add --receding"),
+    (["--receding"], "plans already"),
 ])
 def test_steer_suite_bad_input_is_one_line_before_any_compute(argv, message, capsys):
     assert main(["bench", "--suite", "steer", *argv]) == 2

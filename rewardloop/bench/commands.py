@@ -39,8 +39,8 @@ def register(add: AddCommand) -> None:
     steer = bench.add_argument_group("steer suite (rewardloop.bench.steer)")
     steer.add_argument("--bodies", default="humanoid,myolegs", help="comma-separated bodies (default: both)")
     steer.add_argument("--asks", help="comma-separated asks (default: all that apply to the body)")
-    steer.add_argument("--optimizer", default="search", choices=("search", "plan"),
-                       help="search: policy search (the loop's default); plan: the gait planned against the reward")
+    steer.add_argument("--optimizer", default="plan", choices=("search", "plan"),
+                       help="plan: the gait planned against the reward (the loop's default); search: policy search")
     steer.add_argument("--receding", action="store_true",
                        help="with --optimizer search: run each found policy with the receding-horizon planner on top")
     steer.add_argument("--planner", nargs="+", default=[], metavar="NAME=VALUE",
@@ -108,7 +108,8 @@ def cmd_steer(args: argparse.Namespace) -> int:
     if args.planner and not (args.receding or args.optimizer == "plan"):
         raise UserError("--planner changes the receding-horizon planner's settings; add --receding or --optimizer plan")
     if args.receding and args.optimizer == "plan":
-        raise UserError("--receding puts a planner on a policy search's gait; --optimizer plan plans already")
+        raise UserError("--receding puts a planner on a policy search's gait (--optimizer search); the gait planner "
+                        "(--optimizer plan, the default) plans already")
     if args.optimizer == "plan":
         planner = receding_changed(STEERING_PLANNER, args.planner) if args.planner else None
         optimizer = locomotion_optimizer("plan", gait_planner=planner)
