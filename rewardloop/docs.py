@@ -139,7 +139,8 @@ def beyond_table(names: Sequence[str], root: Path = ROOT) -> str:
     """Markdown: motions that are not forward walks as the loop makes them (bench_beyond.py), one line per body and
     row over its seeds, under the provenance of each results file."""
     results = [read_result(name, root) for name in names]
-    lines = [*(f"- {provenance_line(name, result)}" for name, result in zip(names, results, strict=True)), "",
+    lines = [*(f"- {provenance_line(name, result)}" + (f" ({result['note']})" if result.get("note") else "")
+               for name, result in zip(names, results, strict=True)), "",
              "| body | motion | optimizer | seeds | falls | steps/s within 0.25 m | time within 0.25 m | "
              "backward (m) | furthest from start (m) | cadence (steps/min) | knee mid-stance (°) | wall (s) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
