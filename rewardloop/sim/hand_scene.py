@@ -70,8 +70,48 @@ def compile_hand_scene(scene: Scene) -> CompiledScene:
     _apply_physics(model, scene.physics)
     full = model.qpos0.copy()
     full[: placed.nq] = qpos
+    if scene.manipulation is not None:
+        full = close_fingers(model, full)
     state, pelvis = _state_of(model, full)
     return CompiledScene(scene, model, state, _layout(model, body), float(pelvis[2]))
+
+
+CLOSING: dict[str, dict[str, float]] = {
+    f"{finger}": {f"mcp{k}_flexion_r": 1.4, f"pm{k}_flexion_r": 1.5, f"md{k}_flexion_r": 0.9}
+    for finger, k in (("index", 2), ("middle", 3), ("ring", 4), ("little", 5))}
+"""Finger -> MJCF joint -> angle (rad) of the closed fist; a finger closes along the straight line to it."""
+CLOSING_GAP_M = 0.001
+"""A closed finger stops this far from the object (m): it rests against it without pressing."""
+
+
+def close_fingers(model: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
+    """[nq] the pose with each finger curled from its starting angles until it rests against the object: the hand
+    starts holding the object, as MyoSuite's hold tasks do, without pressing into it."""
+    data = mujoco.MjData(model)
+    qpos = qpos.copy()
+    for joints in CLOSING.values():
+        adr = [model.jnt_qposadr[model.joint(j).id] for j in joints]
+        start, end = qpos[adr].copy(), np.array(list(joints.values()))
+        low, high = 0.0, 1.0
+        for _ in range(12):  # bisect the fraction of the way to the fist at which the finger meets the object
+            middle = (low + high) / 2
+            qpos[adr] = start + middle * (end - start)
+            low, high = (low, middle) if _touches(model, data, qpos, joints) else (middle, high)
+        qpos[adr] = start + low * (end - start)
+    return qpos
+
+
+def _touches(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, joints: dict[str, float]) -> bool:
+    """Whether a body moved by `joints` comes within CLOSING_GAP_M of the object in pose qpos."""
+    data.qpos[:] = qpos
+    mujoco.mj_forward(model, data)
+    moving = {int(model.jnt_bodyid[model.joint(j).id]) for j in joints}
+    target = model.body("rl_object").id
+    for contact in data.contact[: data.ncon]:
+        bodies = {int(model.geom_bodyid[g]) for g in contact.geom}
+        if target in bodies and bodies & moving and contact.dist < CLOSING_GAP_M:
+            return True
+    return False
 
 
 def _posed(model: mujoco.MjModel, where: Placement) -> np.ndarray:
