@@ -41,6 +41,8 @@ NECK_HALF_M = 0.02
 """Half the length of the bottle's neck (m)."""
 BOTTLE_MASS_KG = 0.15
 """Bottle mass (kg): a small bottle, part full."""
+FRICTION = 1.5
+"""Sliding friction of the object (skin on wood or glass: about 1-2, MuJoCo takes the larger of two geoms')."""
 CUP_OFFSET_M = 0.05
 """The cup's rim lies this far below the pour target point (m)."""
 FACE_COLOURS = ((0.85, 0.2, 0.2), (0.2, 0.7, 0.25), (0.2, 0.35, 0.85), (0.95, 0.8, 0.15), (0.9, 0.5, 0.1),
@@ -62,7 +64,7 @@ class Manipulation:
     turn_deg: float = 90.0
     """cube: rotation about the vertical from its start to its goal (deg), + is to the left (counter-clockwise
     seen from above)."""
-    side: Literal["left", "right"] = "left"
+    side: Literal["left", "right"] = "right"
     """bottle: the side of the hand the cup stands on, the way the bottle is poured."""
     tilt_deg: float = 110.0
     """bottle: the goal's tilt from upright (deg): past horizontal (90°) to pour."""
@@ -124,7 +126,7 @@ def placement(manipulation: Manipulation | None) -> Placement:
                          pose={"pro_sup_r": -0.7 * sign})
     roll = math.radians(25.0) * (1.0 if manipulation.side == "left" else -1.0)
     return Placement(elbow=(-0.30, 0.0, 0.28), axis=(-1.0, 0.0, 0.0),
-                     thumb=(0.0, math.sin(roll), math.cos(roll)), pose={"pro_sup_r": -roll, **_OPEN})
+                     thumb=(0.0, math.sin(roll), math.cos(roll)), pose={"pro_sup_r": -roll})
 
 
 _OPEN = {f"mcp{k}_flexion_r": 0.3 for k in range(2, 6)} | {f"pm{k}_flexion_r": 0.3 for k in range(2, 6)} | {
@@ -210,7 +212,7 @@ def add_cube(spec: mujoco.MjSpec, centre: np.ndarray) -> mujoco.MjsBody:
     cube.add_freejoint(name="rl_object_free")
     h = CUBE_HALF_M
     cube.add_geom(name="rl_object_geom", type=mujoco.mjtGeom.mjGEOM_BOX, size=[h, h, h], mass=CUBE_MASS_KG,
-                  rgba=[0.92, 0.9, 0.85, 1], condim=4, friction=[1.0, 0.01, 0.001], **_SOLID)
+                  rgba=[0.92, 0.9, 0.85, 1], condim=4, friction=[FRICTION, 0.01, 0.001], **_SOLID)
     for k, colour in enumerate(FACE_COLOURS):
         axis, sign = k // 2, 1.0 - 2.0 * (k % 2)
         pos, size = [0.0, 0.0, 0.0], [0.8 * h, 0.8 * h, 0.8 * h]
@@ -224,11 +226,11 @@ def add_cube(spec: mujoco.MjSpec, centre: np.ndarray) -> mujoco.MjsBody:
 
 def add_bottle(spec: mujoco.MjSpec, base: np.ndarray) -> mujoco.MjsBody:
     """A free bottle (a cylinder with a neck) standing upright with its bottom centre at `base`."""
-    bottle = spec.worldbody.add_body(name="rl_object", pos=list(base + [0, 0, BOTTLE_HALF_M]))
+    bottle = spec.worldbody.add_body(name="rl_object", pos=list(base + np.array([0, 0, BOTTLE_HALF_M])))
     bottle.add_freejoint(name="rl_object_free")
     bottle.add_geom(name="rl_object_geom", type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[BOTTLE_RADIUS_M,
                     BOTTLE_HALF_M, 0], mass=BOTTLE_MASS_KG * 0.9, rgba=[0.3, 0.65, 0.4, 0.95], condim=4,
-                    friction=[1.0, 0.01, 0.001], **_SOLID)
+                    friction=[FRICTION, 0.01, 0.001], **_SOLID)
     neck_z = BOTTLE_HALF_M + NECK_HALF_M
     bottle.add_geom(name="rl_object_neck", type=mujoco.mjtGeom.mjGEOM_CYLINDER, pos=[0, 0, neck_z],
                     size=[NECK_RADIUS_M, NECK_HALF_M, 0], mass=BOTTLE_MASS_KG * 0.1, rgba=[0.3, 0.65, 0.4, 0.95],

@@ -54,12 +54,14 @@ def compile_hand_scene(scene: Scene) -> CompiledScene:
         spec = body.load_spec()
         _strip_world(spec)
         add_terrain(spec, scene.terrain)
+        for geom in spec.worldbody.geoms:  # the hand model's default class leaves new geoms without contacts
+            geom.contype = geom.conaffinity = 1
         hide_scaffold(spec, body.root, str(body.forearm))
         place_hand(spec, spec.compile(), body.root, body.fingertips["thumb"].body, where)
         placed = spec.compile()
         qpos = _posed(placed, where)
         if scene.manipulation is not None:
-            _add_object(spec, scene.manipulation, _grip(placed, body, qpos, where), where.elbow)
+            _add_object(spec, scene.manipulation, _grip(placed, body, qpos, where), qpos, where.elbow)
         _add_semantic_sites(spec, body, placed, qpos)
         _add_hand_sites(spec, body)
         _add_sensors(spec, body)
@@ -80,6 +82,9 @@ CLOSING: dict[str, dict[str, float]] = {
     f"{finger}": {f"mcp{k}_flexion_r": 1.4, f"pm{k}_flexion_r": 1.5, f"md{k}_flexion_r": 0.9}
     for finger, k in (("index", 2), ("middle", 3), ("ring", 4), ("little", 5))}
 """Finger -> MJCF joint -> angle (rad) of the closed fist; a finger closes along the straight line to it."""
+THUMB_CLOSING: dict[str, float] = {"cmc_abduction_r": 0.4, "cmc_flexion_r": -0.78, "mp_flexion_r": 0.5,
+                                   "ip_flexion_r": -0.8}
+"""MJCF thumb joint -> angle (rad) at which the thumb wraps the object from the other side; it closes last."""
 CLOSING_GAP_M = 0.001
 """A closed finger stops this far from the object (m): it rests against it without pressing."""
 
@@ -89,7 +94,7 @@ def close_fingers(model: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
     starts holding the object, as MyoSuite's hold tasks do, without pressing into it."""
     data = mujoco.MjData(model)
     qpos = qpos.copy()
-    for joints in CLOSING.values():
+    for joints in (*CLOSING.values(), THUMB_CLOSING):
         adr = [model.jnt_qposadr[model.joint(j).id] for j in joints]
         start, end = qpos[adr].copy(), np.array(list(joints.values()))
         low, high = 0.0, 1.0
@@ -141,28 +146,47 @@ def _yaw_quat(angle: float) -> np.ndarray:
 
 
 def _add_object(spec: mujoco.MjSpec, manipulation: Manipulation, grip: tuple[np.ndarray, np.ndarray],
-                elbow: tuple[float, float, float]) -> None:
-    """The object resting on its table in front of the palm, and its goal."""
+                qpos: np.ndarray, elbow: tuple[float, float, float]) -> None:
+    """The object against the palm, on its table, and its goal."""
     palm, normal = grip
-    if manipulation.object == "cube":
-        centre = palm + normal * (SKIN_M + CUBE_HALF_M + 0.004) + np.array([0.0, 0.0, -0.035])
+    cube = manipulation.object == "cube"
+    drop = np.array([0.0, 0.0, -0.035 if cube else -BOTTLE_HALF_M - 0.015])  # cube centre, bottle base below the palm
+    body = add_cube(spec, palm + drop) if cube else add_bottle(spec, palm + drop)
+    offset = _resting_offset(spec, qpos, palm + drop, normal)
+    centre = palm + drop + offset * normal
+    body.pos = list(centre + (0 if cube else np.array([0.0, 0.0, BOTTLE_HALF_M])))
+    if cube:
         add_post(spec, (centre[0], centre[1], centre[2] - CUBE_HALF_M), 0.012)
-        add_cube(spec, centre)
         add_ghost(spec, "cube", centre, _yaw_quat(np.radians(manipulation.turn_deg)))
         return
-    axis_xy = palm[:2] + normal[:2] * (SKIN_M + BOTTLE_RADIUS_M + 0.022)
-    base = np.array([axis_xy[0], axis_xy[1], palm[2] - BOTTLE_HALF_M - 0.015])
+    base = centre
     add_table(spec, (base[0], base[1], base[2]), (0.05, 0.05))
-    add_bottle(spec, base)
     tilt = np.radians(manipulation.tilt_deg) * (1.0 if manipulation.side == "left" else -1.0)
     quat = np.array([np.cos(tilt / 2), -np.sin(tilt / 2), 0.0, 0.0])  # about -x: the top tips towards +y (left)
     rotation = np.empty(9)
     mujoco.mju_quat2Mat(rotation, quat)
     pivot = np.array([base[0], elbow[1], elbow[2]])  # on the forearm's rotation axis, across the grip
-    centre = base + [0.0, 0.0, BOTTLE_HALF_M]
-    mouth = base + [0.0, 0.0, 2 * BOTTLE_HALF_M + 2 * NECK_HALF_M]
+    middle = base + np.array([0.0, 0.0, BOTTLE_HALF_M])
+    mouth = base + np.array([0.0, 0.0, 2 * BOTTLE_HALF_M + 2 * NECK_HALF_M])
     turn = rotation.reshape(3, 3)
-    add_ghost(spec, "bottle", pivot + turn @ (centre - pivot), quat, mouth=pivot + turn @ (mouth - pivot))
+    add_ghost(spec, "bottle", pivot + turn @ (middle - pivot), quat, mouth=pivot + turn @ (mouth - pivot))
+
+
+def _resting_offset(spec: mujoco.MjSpec, qpos: np.ndarray, start: np.ndarray, normal: np.ndarray) -> float:
+    """How far (m) along the palm normal from `start` the object (the spec's last free body) first clears the hand
+    by CLOSING_GAP_M: it rests against the palm."""
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    free = model.jnt_qposadr[model.joint("rl_object_free").id]
+    low, high = 0.0, 0.12
+    for _ in range(14):
+        middle = (low + high) / 2
+        data.qpos[: len(qpos)] = qpos
+        data.qpos[free: free + 3] = model.qpos0[free: free + 3] + middle * normal
+        mujoco.mj_forward(model, data)
+        hit = any(contact.dist < CLOSING_GAP_M for contact in data.contact)
+        low, high = (middle, high) if hit else (low, middle)
+    return high
 
 
 def _add_hand_sites(spec: mujoco.MjSpec, body: Body) -> None:

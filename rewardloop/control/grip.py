@@ -1,0 +1,42 @@
+"""In-hand manipulation with the posture-space planner: a muscle plant whose nominal posture grips the object.
+
+MuJoCo MPC plans its Allegro cube task by sampling around the previous plan over a few hundred milliseconds; the
+hand's nominal posture is part of the task. Here the hand starts with its fingers resting against the object
+(`rewardloop.sim.hand_scene.close_fingers`); the planner's first plan asks every closing joint to go `squeeze`
+rad further, into the object, so that the muscles press and friction holds it, and the samples perturb that
+plan as any other. Everything else (the muscle controller, rollouts, updates) is the posture plant's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rewardloop.control.muscles import MuscleGains
+from rewardloop.control.plants import PostureMuscle
+from rewardloop.sim.hand_scene import CLOSING, THUMB_CLOSING
+from rewardloop.sim.scene import CompiledScene
+
+SQUEEZE_RAD = 0.35
+"""How far beyond its resting contact each closing joint's first target goes (rad, towards the fist)."""
+
+
+class GripMuscle(PostureMuscle):
+    """Target postures through the muscle controller; the first plan closes the grip on the object."""
+
+    def __init__(self, scene: CompiledScene, gains: MuscleGains, *, planning_dt: float | None,
+                 squeeze: float = SQUEEZE_RAD):
+        super().__init__(scene, gains, planning_dt=planning_dt)
+        self.squeeze = self._squeeze_vector(squeeze)
+
+    def _squeeze_vector(self, squeeze: float) -> np.ndarray:
+        """[J] offset of the first plan from the current posture: `squeeze` rad along each closing joint's
+        direction towards the fist, 0 on the other joints."""
+        offset = np.zeros(len(self.low))
+        fist = {joint: angle for joints in (*CLOSING.values(), THUMB_CLOSING) for joint, angle in joints.items()}
+        for index, name in enumerate(self.space.names):
+            if name in fist:
+                offset[index] = squeeze * np.sign(fist[name] - self.scene.initial_state[1 + self.space.qpos_adr[index]])
+        return offset
+
+    def start(self, state: np.ndarray) -> np.ndarray:
+        return np.clip(super().start(state) + self.squeeze, self.low, self.high)
