@@ -446,6 +446,10 @@ def _body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     from rewardloop.sim.bodies import get_body
     from rewardloop.sim.scene import compile_scene
 
+    if task.manipulation:  # a hand holding an object: the gripping posture planner
+        from rewardloop.control.grip import MANIPULATION_PLANNER
+
+        return OptimizerConfig(kind="mppi", planner=MANIPULATION_PLANNER, nthread=1)
     spec = task.understood
     walking = spec.direction == "forward" and not (spec.stay_in_place or spec.step_in_place)
     kind = default_kind(compile_scene(task.scene), locomotion=walking or spec.turn is not None)
