@@ -31,8 +31,10 @@ RESULTS = Path(__file__).resolve().parent / "results"
 """Where the result files go."""
 
 
-def run_seed(task_name: str, seed: int, *, duration_s: float, nthread: int) -> dict[str, object]:
-    """One seed of a task: the motion planned against its canonical reward, and its figures."""
+def run_seed(task_name: str, seed: int, *, duration_s: float, nthread: int,
+             save: Path | None = None) -> dict[str, object]:
+    """One seed of a task: the motion planned against its canonical reward, and its figures (the trajectory saved
+    under `save`/TASK_seedN when given)."""
     task = get_task(task_name)
     scene = compile_scene(task.scene)
     program = task.canonical_program()
@@ -41,6 +43,8 @@ def run_seed(task_name: str, seed: int, *, duration_s: float, nthread: int) -> d
     begin = time.perf_counter()
     trajectory = optimize(scene, program.evaluate_trusted, config, seed=seed)
     wall = time.perf_counter() - begin
+    if save is not None:
+        trajectory.save(save / f"{task_name}_seed{seed}")
     m = trajectory.metrics
     return {"seed": seed, "position_error_cm": round(m.object_position_error_cm, 2),
             "orientation_error_deg": round(m.object_orientation_error_deg, 1),
@@ -56,12 +60,13 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=5.0, help="simulated seconds (s)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="result file (default results/manipulation_TASK.json)")
+    parser.add_argument("--save", type=Path, default=None, help="folder to save each seed's trajectory in")
     args = parser.parse_args()
     if not 0.1 <= args.duration <= 30:
         raise UserError(f"--duration must be within [0.1, 30] s, got {args.duration}")
     rows = []
     for seed in args.seeds:
-        rows.append(run_seed(args.task, seed, duration_s=args.duration, nthread=args.threads))
+        rows.append(run_seed(args.task, seed, duration_s=args.duration, nthread=args.threads, save=args.save))
         print(json.dumps(rows[-1]), flush=True)
     task = get_task(args.task)
     result = {**provenance(" ".join(["benchmarks/bench_manipulation.py", *sys.argv[1:]])), "cpu": machine(),

@@ -14,11 +14,11 @@ import numpy as np
 from rewardloop.control.config import PlannerConfig
 from rewardloop.control.muscles import MuscleGains
 from rewardloop.control.plants import PostureMuscle
-from rewardloop.sim.hand_scene import CLOSING, THUMB_CLOSING
+from rewardloop.sim.hand import placement
 from rewardloop.sim.scene import CompiledScene
 
 MANIPULATION_PLANNER = PlannerConfig(samples=32, horizon_s=0.3, replan_every=25, planning_dt=0.004, knots=4,
-                                     noise=0.08, muscle=MuscleGains(interval_s=0.004))
+                                     noise=0.04, muscle=MuscleGains(interval_s=0.004))
 """Planner settings of object tasks: MuJoCo MPC plans its Allegro cube task over about 0.25 s; 32 samples
 replanned every 50 ms keep a 5-s motion within about two minutes on two shared cores."""
 SQUEEZE_RAD = 0.15
@@ -37,7 +37,8 @@ class GripMuscle(PostureMuscle):
         """[J] offset of the first plan from the current posture: `squeeze` rad along each closing joint's
         direction towards the fist, 0 on the other joints."""
         offset = np.zeros(len(self.low))
-        fist = {joint: angle for joints in (*CLOSING.values(), THUMB_CLOSING) for joint, angle in joints.items()}
+        grip = placement(self.scene.scene.manipulation).grip
+        fist = {joint: angle for joints in grip.values() for joint, angle in joints.items()}
         for index, name in enumerate(self.space.names):
             if name in fist:
                 offset[index] = squeeze * np.sign(fist[name] - self.scene.initial_state[1 + self.space.qpos_adr[index]])

@@ -226,7 +226,7 @@ def spill(f):
 MANIPULATION_CANONICALS = ("cube_rotate", "bottle_pour")
 """The canonical rewards of the manipulation tasks (hand bodies)."""
 
-CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5, "position": 20.0, "drop": 5.0,
+CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5, "position": 40.0, "drop": 20.0,
                                                       "effort": 0.05, "orientation": 1.0})
 CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 0.5, "position": 10.0, "drop": 5.0,
                                                     "effort": 0.05, "spill": 2.0})

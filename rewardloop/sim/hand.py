@@ -27,11 +27,11 @@ OBJECTS = ("cube", "bottle")
 """Objects a hand scene can hold."""
 FINGERS = ("thumb", "index", "middle", "ring", "little")
 """Fingertips in the order of the fingertip features."""
-CUBE_HALF_M = 0.025
-"""Half the cube's side (m): a 5 cm cube."""
+CUBE_HALF_M = 0.02
+"""Half the cube's side (m): a 4 cm cube, a large die."""
 CUBE_MASS_KG = 0.08
 """Cube mass (kg): a 5 cm wooden cube."""
-BOTTLE_RADIUS_M = 0.03
+BOTTLE_RADIUS_M = 0.025
 """Radius of the bottle's body (m)."""
 BOTTLE_HALF_M = 0.06
 """Half the length of the bottle's body (m)."""
@@ -41,8 +41,9 @@ NECK_HALF_M = 0.02
 """Half the length of the bottle's neck (m)."""
 BOTTLE_MASS_KG = 0.15
 """Bottle mass (kg): a small bottle, part full."""
-FRICTION = 1.5
-"""Sliding friction of the object (skin on wood or glass: about 1-2, MuJoCo takes the larger of two geoms')."""
+FRICTION = 1.0
+"""Sliding friction of the object. MuJoCo takes the larger of two geoms' coefficients: the hand's skin (1.0) grips
+it at 1.0, its table or post (0.3) lets it slide at 0.5."""
 CUP_OFFSET_M = 0.05
 """The cup's rim lies this far below the pour target point (m)."""
 FACE_COLOURS = ((0.85, 0.2, 0.2), (0.2, 0.7, 0.25), (0.2, 0.35, 0.85), (0.95, 0.8, 0.15), (0.9, 0.5, 0.1),
@@ -113,8 +114,14 @@ class Placement:
     """World direction the thumb side of the hand faces, across the forearm, at zero forearm rotation."""
     pose: dict[str, float]
     """MJCF joint -> starting angle (rad); the others start at 0."""
+    grip: dict[str, dict[str, float]]
+    """Finger -> MJCF joint -> angle (rad) of the grip the finger closes towards (straight from its starting angle)
+    until it rests against the object."""
+    pinch: bool = False
+    """The object starts between the thumb and the index and middle fingertips of the grip (a pinch), else in front
+    of the palm."""
     palm_normal: tuple[float, float, float] = (0.0, 1.0, 0.0)
-    """World direction the palm faces in the starting pose; the object starts there, in front of the palm."""
+    """World direction the palm faces in the starting pose; a palm-held object starts there, against the palm."""
 
 
 def placement(manipulation: Manipulation | None) -> Placement:
@@ -122,16 +129,32 @@ def placement(manipulation: Manipulation | None) -> Placement:
     kind = manipulation.object if manipulation is not None else "cube"
     if kind == "cube":
         sign = 1.0 if manipulation is None or manipulation.turn_deg > 0 else -1.0
-        return Placement(elbow=(0.0, 0.0, 0.62), axis=(0.0, 0.0, 1.0), thumb=(0.0, 1.0, 0.0),
-                         pose={"pro_sup_r": -0.7 * sign})
+        opened = {finger: {joint: (0.2 if finger == "thumb" else 0.5) * angle for joint, angle in joints.items()}
+                  for finger, joints in _PINCH.items()}
+        pose = {"pro_sup_r": -0.7 * sign, **_PINCH_REST} | {j: a for joints in opened.values() for j, a in joints.items()}
+        return Placement(elbow=(0.0, 0.0, 0.62), axis=(0.0, 0.0, 1.0), thumb=(0.0, 1.0, 0.0), pose=pose,
+                         grip=_PINCH, pinch=True)
     roll = math.radians(25.0) * (1.0 if manipulation.side == "left" else -1.0)
     return Placement(elbow=(-0.30, 0.0, 0.28), axis=(-1.0, 0.0, 0.0),
-                     thumb=(0.0, math.sin(roll), math.cos(roll)), pose={"pro_sup_r": -roll})
+                     thumb=(0.0, math.sin(roll), math.cos(roll)), pose={"pro_sup_r": -roll}, grip=_FIST)
 
 
-_OPEN = {f"mcp{k}_flexion_r": 0.3 for k in range(2, 6)} | {f"pm{k}_flexion_r": 0.3 for k in range(2, 6)} | {
-    "cmc_abduction_r": 0.3}
-"""An open cylinder grip about to close."""
+_PINCH: dict[str, dict[str, float]] = {
+    "thumb": {"cmc_flexion_r": -0.78, "cmc_abduction_r": -0.13, "mp_flexion_r": -0.75, "ip_flexion_r": -0.19},
+    "index": {"mcp2_flexion_r": 0.8, "pm2_flexion_r": 0.7, "md2_flexion_r": 1.55},
+    "middle": {"mcp3_flexion_r": 0.84, "pm3_flexion_r": 1.31, "md3_flexion_r": 1.53},
+}
+"""A three-finger pinch whose grip point lies on the forearm's rotation axis with the wrist extended (found by a
+kinematic search: thumb tip 5.2 cm from the index and middle tips, their midpoint within 1 mm of the axis)."""
+_PINCH_REST = {"flexion_r": -0.51, "deviation_r": -0.01, "mcp2_abduction_r": -0.2, "mcp3_abduction_r": 0.14,
+               "mcp4_abduction_r": 0.26, "mcp5_abduction_r": 0.06}
+"""The rest of the pinching hand: the wrist extended, the ring and little fingers straight, spread away."""
+_FIST: dict[str, dict[str, float]] = {
+    **{finger: {f"mcp{k}_flexion_r": 1.4, f"pm{k}_flexion_r": 1.5, f"md{k}_flexion_r": 0.9}
+       for finger, k in (("index", 2), ("middle", 3), ("ring", 4), ("little", 5))},
+    "thumb": {"cmc_abduction_r": 0.4, "cmc_flexion_r": -0.78, "mp_flexion_r": 0.5, "ip_flexion_r": -0.8},
+}
+"""A power grip around a bottle: the fingers curl towards a fist, the thumb wraps from the other side."""
 
 
 def _rotation_onto(frm: np.ndarray, to: np.ndarray) -> np.ndarray:
@@ -196,14 +219,14 @@ def add_table(spec: mujoco.MjSpec, top: tuple[float, float, float], half: tuple[
     """A table body (not world geoms, so that touching it is not a fall) whose top centre is `top`."""
     table = spec.worldbody.add_body(name="rl_table", pos=[top[0], top[1], top[2] / 2])
     table.add_geom(name="rl_table_top", type=mujoco.mjtGeom.mjGEOM_BOX, size=[half[0], half[1], top[2] / 2],
-                   rgba=[0.55, 0.42, 0.3, 1], friction=[0.6, 0.005, 0.0001], **_SOLID)
+                   rgba=[0.55, 0.42, 0.3, 1], friction=[0.3, 0.005, 0.0001], **_SOLID)
 
 
 def add_post(spec: mujoco.MjSpec, top: tuple[float, float, float], radius: float) -> None:
     """A narrow post (a table for the cube) whose top centre is `top`: fingers reach around the cube above it."""
     post = spec.worldbody.add_body(name="rl_table", pos=[top[0], top[1], top[2] / 2])
     post.add_geom(name="rl_table_top", type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[radius, top[2] / 2, 0],
-                  rgba=[0.55, 0.42, 0.3, 1], friction=[0.4, 0.005, 0.0001], **_SOLID)
+                  rgba=[0.55, 0.42, 0.3, 1], friction=[0.3, 0.005, 0.0001], **_SOLID)
 
 
 def add_cube(spec: mujoco.MjSpec, centre: np.ndarray) -> mujoco.MjsBody:

@@ -9,7 +9,6 @@ import numpy as np
 from rewardloop.sim.bodies import Body, _quiet_stderr, get_body
 from rewardloop.sim.hand import (
     BOTTLE_HALF_M,
-    BOTTLE_RADIUS_M,
     CUBE_HALF_M,
     FINGERS,
     NECK_HALF_M,
@@ -42,6 +41,8 @@ from rewardloop.sim.terrain import add_terrain
 
 SKIN_M = 0.012
 """Distance from the palm's centre line to its skin, where an object in the grip touches it (m)."""
+PINCH_DROP_M = 0.012
+"""A pinched object's centre lies this far below the pinch point along the forearm's axis, clear of the palm (m)."""
 PALM_BODIES = ("secondmc_r", "thirdmc_r", "fourthmc_r", "fifthmc_r")
 """MJCF bodies of the palm whose contact with the object is palm contact."""
 
@@ -61,7 +62,8 @@ def compile_hand_scene(scene: Scene) -> CompiledScene:
         placed = spec.compile()
         qpos = _posed(placed, where)
         if scene.manipulation is not None:
-            _add_object(spec, scene.manipulation, _grip(placed, body, qpos, where), qpos, where.elbow)
+            grip = _pinch_point(placed, qpos, where) if where.pinch else _grip(placed, body, qpos, where)
+            _add_object(spec, scene.manipulation, grip, qpos, where.elbow)
         _add_semantic_sites(spec, body, placed, qpos)
         _add_hand_sites(spec, body)
         _add_sensors(spec, body)
@@ -73,28 +75,21 @@ def compile_hand_scene(scene: Scene) -> CompiledScene:
     full = model.qpos0.copy()
     full[: placed.nq] = qpos
     if scene.manipulation is not None:
-        full = close_fingers(model, full)
+        full = close_fingers(model, full, where.grip)
     state, pelvis = _state_of(model, full)
     return CompiledScene(scene, model, state, _layout(model, body), float(pelvis[2]))
 
 
-CLOSING: dict[str, dict[str, float]] = {
-    f"{finger}": {f"mcp{k}_flexion_r": 1.4, f"pm{k}_flexion_r": 1.5, f"md{k}_flexion_r": 0.9}
-    for finger, k in (("index", 2), ("middle", 3), ("ring", 4), ("little", 5))}
-"""Finger -> MJCF joint -> angle (rad) of the closed fist; a finger closes along the straight line to it."""
-THUMB_CLOSING: dict[str, float] = {"cmc_abduction_r": 0.4, "cmc_flexion_r": -0.78, "mp_flexion_r": 0.5,
-                                   "ip_flexion_r": -0.8}
-"""MJCF thumb joint -> angle (rad) at which the thumb wraps the object from the other side; it closes last."""
 CLOSING_GAP_M = 0.001
 """A closed finger stops this far from the object (m): it rests against it without pressing."""
 
 
-def close_fingers(model: mujoco.MjModel, qpos: np.ndarray) -> np.ndarray:
-    """[nq] the pose with each finger curled from its starting angles until it rests against the object: the hand
-    starts holding the object, as MyoSuite's hold tasks do, without pressing into it."""
+def close_fingers(model: mujoco.MjModel, qpos: np.ndarray, grip: dict[str, dict[str, float]]) -> np.ndarray:
+    """[nq] the pose with each finger of `grip` curled from its starting angles towards the grip's until it rests
+    against the object: the hand starts holding the object, as MyoSuite's hold tasks do, without pressing."""
     data = mujoco.MjData(model)
     qpos = qpos.copy()
-    for joints in (*CLOSING.values(), THUMB_CLOSING):
+    for joints in grip.values():
         adr = [model.jnt_qposadr[model.joint(j).id] for j in joints]
         start, end = qpos[adr].copy(), np.array(list(joints.values()))
         low, high = 0.0, 1.0
@@ -136,6 +131,21 @@ def _grip(model: mujoco.MjModel, body: Body, qpos: np.ndarray, where: Placement)
     return palm, np.asarray(where.palm_normal, float)
 
 
+def _pinch_point(model: mujoco.MjModel, qpos: np.ndarray, where: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """([3] the point midway between the thumb tip and the index and middle tips in the grip pose, [3] zero): a
+    pinched object's centre."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    for joints in where.grip.values():
+        for joint, angle in joints.items():
+            data.qpos[model.jnt_qposadr[model.joint(joint).id]] = angle
+    mujoco.mj_kinematics(model, data)
+    body = get_body("myohand")
+    tips = {f: _point(model, data, body.fingertips[f].body, body.fingertips[f].pos) for f in ("thumb", "index", "middle")}
+    centre = (tips["thumb"] + (tips["index"] + tips["middle"]) / 2) / 2
+    return centre + np.asarray(where.axis) * -PINCH_DROP_M, np.zeros(3)
+
+
 def _point(model: mujoco.MjModel, data: mujoco.MjData, body: str, pos: tuple[float, float, float]) -> np.ndarray:
     i = model.body(body).id
     return data.xpos[i] + data.xmat[i].reshape(3, 3) @ np.asarray(pos)
@@ -150,13 +160,14 @@ def _add_object(spec: mujoco.MjSpec, manipulation: Manipulation, grip: tuple[np.
     """The object against the palm, on its table, and its goal."""
     palm, normal = grip
     cube = manipulation.object == "cube"
-    drop = np.array([0.0, 0.0, -0.035 if cube else -BOTTLE_HALF_M - 0.015])  # cube centre, bottle base below the palm
+    pinched = not normal.any()
+    drop = np.array([0.0, 0.0, 0.0 if pinched else -0.035 if cube else -BOTTLE_HALF_M - 0.015])
     body = add_cube(spec, palm + drop) if cube else add_bottle(spec, palm + drop)
-    offset = _resting_offset(spec, qpos, palm + drop, normal)
+    offset = 0.0 if pinched else _resting_offset(spec, qpos, palm + drop, normal)
     centre = palm + drop + offset * normal
     body.pos = list(centre + (0 if cube else np.array([0.0, 0.0, BOTTLE_HALF_M])))
     if cube:
-        add_post(spec, (centre[0], centre[1], centre[2] - CUBE_HALF_M), 0.012)
+        add_post(spec, (centre[0], centre[1], centre[2] - CUBE_HALF_M), 0.019)
         add_ghost(spec, "cube", centre, _yaw_quat(np.radians(manipulation.turn_deg)))
         return
     base = centre
