@@ -55,8 +55,8 @@ def judge_run(store: RunStore, judge: Any, *, root: Path) -> dict[str, Any]:
     video = folder / VIDEO_FILE
     observation = observe(scene, trajectory, Media(video=video if video.is_file() else None))
     critique = judge.critique(task.description, scene, trajectory, observation.media, spec=task.understood)
-    gait = observation.gait or analyze_gait(observation.features)
-    targets = {name: bool(value[0]) for name, value in met(gait).items()}
+    gait = None if task.manipulation else observation.gait or analyze_gait(observation.features)
+    targets = {name: bool(value[0]) for name, value in met(gait).items()} if gait is not None else {}
     metrics = trajectory.metrics
     return {**facts, "status": "judged", "best": list(key), "program_hash": record.program_hash if record else None,
             "metric": task.metric, "value": task.value(metrics), "target": task.target,

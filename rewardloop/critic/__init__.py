@@ -218,9 +218,10 @@ class Critic:
         """Ask the model about the motion, validate its answer, apply physics and gait gates (targets from
         `spec` when given)."""
         observation = observe(scene, trajectory, media)
-        gait = observation.gait or analyze_gait(observation.features)
+        gait = _gait_of(observation)
+        gait_text = format_regions(gait) if gait is not None else "(an object task: no gait analysis)"
         text = render_prompt(self.config.prompt, scene=scene.scene.describe(), description=task_description,
-                             physics=descriptor_table(observation.descriptors), gait=format_regions(gait),
+                             physics=descriptor_table(observation.descriptors), gait=gait_text,
                              terms=", ".join(TERMS), media_note=self._media_note(observation),
                              schema=json.dumps(CRITIQUE_SCHEMA))
         answer = complete_fitted(self.backend, [Message.user(text, *self._pictures(observation))],
@@ -289,8 +290,16 @@ CRITIQUE_TOKENS = 300
 
 def _faults(observation: Observation) -> str:
     """The gait faults found in a motion, one line each, for the comparison prompt."""
-    found = gait_faults(observation.gait or analyze_gait(observation.features)).findings
+    gait = _gait_of(observation)
+    found = gait_faults(gait).findings if gait is not None else []
     return "; ".join(f.line() for f in found) or "none"
+
+
+def _gait_of(observation: Observation) -> GaitAnalysis | None:
+    """The motion's gait analysis; None for a hand holding an object (no legs, no gait)."""
+    if observation.scene.scene.manipulation is not None:
+        return None
+    return observation.gait or analyze_gait(observation.features)
 
 
 def make_critic(model: str | ModelSpec | ModelBackend = "builtin", *, config: CriticConfig = CriticConfig(),

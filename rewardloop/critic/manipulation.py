@@ -97,8 +97,8 @@ def _orientation(goal: Manipulation, d: Descriptors) -> Finding:
     if error <= tolerance:
         return Finding("cube orientation", 1.0, 3.0)
     return Finding("cube orientation", _closeness(error, tolerance), 3.0,
-                   Issue("cube", f"ended {error:.0f}° from the goal orientation (turned {_num(d, 'object_turn_deg'):.0f}°"
-                         f" of {goal.turn_deg:g}°)"),
+                   Issue("cube", f"ended {error:.0f}° from the goal orientation (turned "
+                         f"{_num(d, 'object_turn_deg'):.0f}° of {goal.turn_deg:g}°)"),
                    (Suggestion("orientation_error", "increase", "the cube did not turn far enough"),
                     Suggestion("object_turn", "add", "reward the turn about the vertical directly",
                                {"target": round(float(np.radians(goal.turn_deg)), 4)})))

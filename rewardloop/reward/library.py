@@ -525,12 +525,12 @@ def grasp(f: FeatureLike, *, parts: int = 3) -> np.ndarray:
 def position_error(f: FeatureLike) -> np.ndarray:
     """-goal_distance (m): how far the object's reference point (the cube's centre, the bottle's mouth) is from its
     goal; manipulation only."""
-    return -np.asarray(f["goal_distance"])
+    return -np.abs(np.asarray(f["goal_distance"]))
 
 
 def orientation_error(f: FeatureLike) -> np.ndarray:
     """-goal_angle (rad): the rotation still needed to reach the goal orientation; manipulation only."""
-    return -np.asarray(f["goal_angle"])
+    return -np.abs(np.asarray(f["goal_angle"]))
 
 
 def object_turn(f: FeatureLike, *, target: float = 1.5708) -> np.ndarray:
@@ -541,7 +541,7 @@ def object_turn(f: FeatureLike, *, target: float = 1.5708) -> np.ndarray:
 
 def drop_penalty(f: FeatureLike) -> np.ndarray:
     """-1 from the moment the object touched the floor or fell 10 cm below its start, else 0; manipulation only."""
-    return -np.asarray(f["dropped"], dtype=float)
+    return -np.clip(np.asarray(f["dropped"], dtype=float), 0.0, 1.0)
 
 
 def spill_angle(f: FeatureLike, *, target: float = 1.9199) -> np.ndarray:

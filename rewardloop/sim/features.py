@@ -146,6 +146,9 @@ _SIGN_NOTE = {
 
 FEATURES: dict[str, FeatureDoc] = _vocabulary()
 """The whole vocabulary: name -> shape, units, meaning."""
+HAND_FEATURES: tuple[str, ...] = tuple(name for name, doc in FEATURES.items() if "only" in doc.meaning
+                                       and ("hand bodies" in doc.meaning or "object" in doc.meaning))
+"""The features only hand bodies (and, for the object's, scenes with an object) have."""
 
 SCALARS: dict[str, FeatureDoc] = {
     "dt": FeatureDoc("scalar", "s", "time between samples (the physics timestep)"),

@@ -131,7 +131,8 @@ def placement(manipulation: Manipulation | None) -> Placement:
         sign = 1.0 if manipulation is None or manipulation.turn_deg > 0 else -1.0
         opened = {finger: {joint: (0.2 if finger == "thumb" else 0.5) * angle for joint, angle in joints.items()}
                   for finger, joints in _PINCH.items()}
-        pose = {"pro_sup_r": -0.7 * sign, **_PINCH_REST} | {j: a for joints in opened.values() for j, a in joints.items()}
+        pose = {"pro_sup_r": -0.7 * sign, **_PINCH_REST}
+        pose |= {joint: angle for joints in opened.values() for joint, angle in joints.items()}
         return Placement(elbow=(0.0, 0.0, 0.62), axis=(0.0, 0.0, 1.0), thumb=(0.0, 1.0, 0.0), pose=pose,
                          grip=_PINCH, pinch=True)
     roll = math.radians(25.0) * (1.0 if manipulation.side == "left" else -1.0)

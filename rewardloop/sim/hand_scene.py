@@ -141,7 +141,8 @@ def _pinch_point(model: mujoco.MjModel, qpos: np.ndarray, where: Placement) -> t
             data.qpos[model.jnt_qposadr[model.joint(joint).id]] = angle
     mujoco.mj_kinematics(model, data)
     body = get_body("myohand")
-    tips = {f: _point(model, data, body.fingertips[f].body, body.fingertips[f].pos) for f in ("thumb", "index", "middle")}
+    tips = {finger: _point(model, data, body.fingertips[finger].body, body.fingertips[finger].pos)
+            for finger in ("thumb", "index", "middle")}
     centre = (tips["thumb"] + (tips["index"] + tips["middle"]) / 2) / 2
     return centre + np.asarray(where.axis) * -PINCH_DROP_M, np.zeros(3)
 

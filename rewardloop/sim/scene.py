@@ -91,7 +91,7 @@ class Scene:
     """(group, strength factor) pairs; the group's actuators keep `factor` of their strength."""
     start_speed: float = 0.0
     """Forward speed of the whole body in its standing pose at the start (m/s): 0 starts standing still,
-    WALKING_START_SPEED is the walking start every locomotion comparison uses."""
+    WALKING_START_SPEED is the walking start every locomotion comparison uses. A hand scene starts at rest."""
     physics: Physics = field(default_factory=Physics)
     """Changes to the physics for robustness tests (none by default)."""
     manipulation: Manipulation | None = None
@@ -105,8 +105,6 @@ class Scene:
             hands = ", ".join(name for name, b in _bodies().items() if b.fingertips)
             raise UserError(f"{self.body} has no hand to hold {self.manipulation.describe()}; object tasks need a "
                             f"body with a hand: {hands}")
-        if body.fingertips and self.start_speed:
-            raise UserError(f"{self.body} is a hand: it cannot start walking (start_speed must be 0)")
         for group, factor in self.injury:
             if group not in body.muscle_groups:
                 raise unknown_name(f"injury group for {self.body}", group, body.muscle_groups)
