@@ -21,17 +21,27 @@ MANIPULATION_PLANNER = PlannerConfig(samples=32, horizon_s=0.3, replan_every=25,
                                      noise=0.04, muscle=MuscleGains(interval_s=0.004))
 """Planner settings of object tasks: MuJoCo MPC plans its Allegro cube task over about 0.25 s; 32 samples
 replanned every 50 ms keep a 5-s motion within about two minutes on two shared cores."""
-SQUEEZE_RAD = 0.15
+SQUEEZE_RAD = 0.05
 """How far beyond its resting contact each closing joint's first target goes (rad, towards the fist)."""
+FINGER_BAND_RAD = 0.15
+"""The finger and thumb targets stay within this much of the gripping posture (rad): the planner moves the forearm
+and the wrist freely and the fingers only to adjust the grip, so that its samples do not open the hand."""
+FREE_JOINTS = ("pro_sup_r", "flexion_r", "deviation_r")
+"""MJCF joints the planner moves over their whole range: forearm rotation and the wrist."""
 
 
 class GripMuscle(PostureMuscle):
-    """Target postures through the muscle controller; the first plan closes the grip on the object."""
+    """Target postures through the muscle controller; the first plan closes the grip on the object, and the finger
+    targets stay near that grip (FINGER_BAND_RAD) while the forearm and wrist range freely."""
 
     def __init__(self, scene: CompiledScene, gains: MuscleGains, *, planning_dt: float | None,
                  squeeze: float = SQUEEZE_RAD):
         super().__init__(scene, gains, planning_dt=planning_dt)
         self.squeeze = self._squeeze_vector(squeeze)
+        grip = np.clip(super().start(scene.initial_state) + self.squeeze, self.low, self.high)
+        banded = np.array([name not in FREE_JOINTS for name in self.space.names])
+        self.low = np.where(banded, np.maximum(self.low, grip - FINGER_BAND_RAD), self.low)
+        self.high = np.where(banded, np.minimum(self.high, grip + FINGER_BAND_RAD), self.high)
 
     def _squeeze_vector(self, squeeze: float) -> np.ndarray:
         """[J] offset of the first plan from the current posture: `squeeze` rad along each closing joint's

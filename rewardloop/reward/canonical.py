@@ -215,6 +215,10 @@ _ROTATE = '''
 def orientation(f):
     """-rotation angle (rad) to the goal orientation."""
     return lib.orientation_error(f)
+
+def steady(f):
+    """-object spin (rad/s) above 1 rad/s: turn it, do not fling it."""
+    return lib.object_spin(f, limit=1.0)
 '''
 
 _POUR = '''
@@ -226,8 +230,8 @@ def spill(f):
 MANIPULATION_CANONICALS = ("cube_rotate", "bottle_pour")
 """The canonical rewards of the manipulation tasks (hand bodies)."""
 
-CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5, "position": 40.0, "drop": 20.0,
-                                                      "effort": 0.05, "orientation": 1.0})
+CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5, "position": 15.0, "drop": 20.0,
+                                                      "effort": 0.05, "orientation": 1.0, "steady": 1.0})
 CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 0.5, "position": 10.0, "drop": 5.0,
                                                     "effort": 0.05, "spill": 2.0})
 

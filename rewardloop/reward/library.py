@@ -539,6 +539,13 @@ def object_turn(f: FeatureLike, *, target: float = 1.5708) -> np.ndarray:
     return -np.abs(np.asarray(f["object_turn"]) - target)
 
 
+def object_spin(f: FeatureLike, *, limit: float = 1.0) -> np.ndarray:
+    """-max(0, |object_angvel| - limit) (rad/s; limit in rad/s): turn the object steadily, not fling it; a quarter
+    turn in 2 s is 0.8 rad/s; manipulation only."""
+    _check(limit >= 0, f"object_spin: limit (rad/s) must be >= 0, got {limit}")
+    return -np.maximum(0.0, np.linalg.norm(np.asarray(f["object_angvel"]), axis=-1) - limit)
+
+
 def drop_penalty(f: FeatureLike) -> np.ndarray:
     """-1 from the moment the object touched the floor or fell 10 cm below its start, else 0; manipulation only."""
     return -np.clip(np.asarray(f["dropped"], dtype=float), 0.0, 1.0)
@@ -612,6 +619,7 @@ TERMS: dict[str, LibraryTerm] = {
         _term(position_error, "m", "-", ("goal_distance",)),
         _term(orientation_error, "rad", "-", ("goal_angle",)),
         _term(object_turn, "rad", "-", ("object_turn",)),
+        _term(object_spin, "rad/s", "-", ("object_angvel",)),
         _term(drop_penalty, "0/1", "-", ("dropped",)),
         _term(spill_angle, "rad", "-", ("object_tilt",)),
         _term(wrist_posture, "rad²", "-", ("wrist_flexion", "wrist_deviation")),

@@ -41,9 +41,12 @@ NECK_HALF_M = 0.02
 """Half the length of the bottle's neck (m)."""
 BOTTLE_MASS_KG = 0.15
 """Bottle mass (kg): a small bottle, part full."""
-FRICTION = 1.0
-"""Sliding friction of the object. MuJoCo takes the larger of two geoms' coefficients: the hand's skin (1.0) grips
-it at 1.0, its table or post (0.3) lets it slide at 0.5."""
+FRICTION = 1.5
+"""Sliding friction of the object against the hand's skin (MuJoCo takes the larger of two geoms' coefficients, the
+skin's is 1.0): a rubber-coated cube or bottle."""
+SUPPORT_FRICTION = 0.3
+"""Sliding friction between the object and its table or post: the support's geom has the higher priority, so this
+coefficient, not the larger one, holds there (a polished support the object slides on)."""
 CUP_OFFSET_M = 0.05
 """The cup's rim lies this far below the pour target point (m)."""
 FACE_COLOURS = ((0.85, 0.2, 0.2), (0.2, 0.7, 0.25), (0.2, 0.35, 0.85), (0.95, 0.8, 0.15), (0.9, 0.5, 0.1),
@@ -220,14 +223,14 @@ def add_table(spec: mujoco.MjSpec, top: tuple[float, float, float], half: tuple[
     """A table body (not world geoms, so that touching it is not a fall) whose top centre is `top`."""
     table = spec.worldbody.add_body(name="rl_table", pos=[top[0], top[1], top[2] / 2])
     table.add_geom(name="rl_table_top", type=mujoco.mjtGeom.mjGEOM_BOX, size=[half[0], half[1], top[2] / 2],
-                   rgba=[0.55, 0.42, 0.3, 1], friction=[0.3, 0.005, 0.0001], **_SOLID)
+                   rgba=[0.55, 0.42, 0.3, 1], friction=[SUPPORT_FRICTION, 0.005, 0.0001], priority=1, **_SOLID)
 
 
 def add_post(spec: mujoco.MjSpec, top: tuple[float, float, float], radius: float) -> None:
     """A narrow post (a table for the cube) whose top centre is `top`: fingers reach around the cube above it."""
     post = spec.worldbody.add_body(name="rl_table", pos=[top[0], top[1], top[2] / 2])
     post.add_geom(name="rl_table_top", type=mujoco.mjtGeom.mjGEOM_CYLINDER, size=[radius, top[2] / 2, 0],
-                  rgba=[0.55, 0.42, 0.3, 1], friction=[0.3, 0.005, 0.0001], **_SOLID)
+                  rgba=[0.55, 0.42, 0.3, 1], friction=[SUPPORT_FRICTION, 0.005, 0.0001], priority=1, **_SOLID)
 
 
 def add_cube(spec: mujoco.MjSpec, centre: np.ndarray) -> mujoco.MjsBody:
