@@ -17,7 +17,7 @@ from rewardloop.control.plants import PostureMuscle
 from rewardloop.sim.hand import placement
 from rewardloop.sim.scene import CompiledScene
 
-MANIPULATION_PLANNER = PlannerConfig(samples=32, horizon_s=0.3, replan_every=25, planning_dt=0.004, knots=4,
+MANIPULATION_PLANNER = PlannerConfig(samples=32, horizon_s=0.5, replan_every=25, planning_dt=0.004, knots=5,
                                      noise=0.04, muscle=MuscleGains(interval_s=0.004))
 """Planner settings of object tasks: MuJoCo MPC plans its Allegro cube task over about 0.25 s; 32 samples
 replanned every 50 ms keep a 5-s motion within about two minutes on two shared cores."""

@@ -231,7 +231,7 @@ MANIPULATION_CANONICALS = ("cube_rotate", "bottle_pour")
 """The canonical rewards of the manipulation tasks (hand bodies)."""
 
 CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5, "position": 15.0, "drop": 20.0,
-                                                      "effort": 0.05, "orientation": 1.0, "steady": 1.0})
+                                                      "effort": 0.05, "orientation": 2.0, "steady": 1.0})
 CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 0.5, "position": 10.0, "drop": 5.0,
                                                     "effort": 0.05, "spill": 2.0})
 
