@@ -47,6 +47,8 @@ skin's is 1.0): a rubber-coated cube or bottle."""
 SUPPORT_FRICTION = 0.3
 """Sliding friction between the object and its table or post: the support's geom has the higher priority, so this
 coefficient, not the larger one, holds there (a polished support the object slides on)."""
+BOTTLE_REACH_M = 0.035
+"""The bottle starts this far from the palm's centre towards the fingertips (m), under the first phalanges."""
 CUP_OFFSET_M = 0.05
 """The cup's rim lies this far below the pour target point (m)."""
 FACE_COLOURS = ((0.85, 0.2, 0.2), (0.2, 0.7, 0.25), (0.2, 0.35, 0.85), (0.95, 0.8, 0.15), (0.9, 0.5, 0.1),
@@ -114,7 +116,8 @@ class Placement:
     axis: tuple[float, float, float]
     """World direction of the forearm from the wrist to the elbow."""
     thumb: tuple[float, float, float]
-    """World direction the thumb side of the hand faces, across the forearm, at zero forearm rotation."""
+    """World direction, across the forearm, of `side_body` from the forearm's axis at zero forearm rotation: which
+    way the hand's thumb side faces."""
     pose: dict[str, float]
     """MJCF joint -> starting angle (rad); the others start at 0."""
     grip: dict[str, dict[str, float]]
@@ -125,6 +128,12 @@ class Placement:
     of the palm."""
     palm_normal: tuple[float, float, float] = (0.0, 1.0, 0.0)
     """World direction the palm faces in the starting pose; a palm-held object starts there, against the palm."""
+    side_body: str = "distal_thumb_r"
+    """The MJCF body whose direction from the forearm's axis `thumb` sets: the thumb tip, or the index finger's
+    first phalanx to stand the knuckles in a line along `thumb` (a bottle's grip)."""
+    reach: float = 0.0
+    """A palm-held object starts this far from the palm's centre towards the fingertips (m): across the fingers'
+    first phalanges, where they wrap around it."""
 
 
 def placement(manipulation: Manipulation | None) -> Placement:
@@ -140,7 +149,8 @@ def placement(manipulation: Manipulation | None) -> Placement:
                          grip=_PINCH, pinch=True)
     roll = math.radians(25.0) * (1.0 if manipulation.side == "left" else -1.0)
     return Placement(elbow=(-0.30, 0.0, 0.28), axis=(-1.0, 0.0, 0.0),
-                     thumb=(0.0, math.sin(roll), math.cos(roll)), pose={"pro_sup_r": -roll}, grip=_FIST)
+                     thumb=(0.0, math.sin(roll), math.cos(roll)), pose={"pro_sup_r": -roll}, grip=_FIST,
+                     side_body="2proxph_r", reach=BOTTLE_REACH_M)
 
 
 _PINCH: dict[str, dict[str, float]] = {

@@ -58,7 +58,7 @@ def compile_hand_scene(scene: Scene) -> CompiledScene:
         for geom in spec.worldbody.geoms:  # the hand model's default class leaves new geoms without contacts
             geom.contype = geom.conaffinity = 1
         hide_scaffold(spec, body.root, str(body.forearm))
-        place_hand(spec, spec.compile(), body.root, body.fingertips["thumb"].body, where)
+        place_hand(spec, spec.compile(), body.root, where.side_body, where)
         placed = spec.compile()
         qpos = _posed(placed, where)
         if scene.manipulation is not None:
@@ -128,7 +128,7 @@ def _grip(model: mujoco.MjModel, body: Body, qpos: np.ndarray, where: Placement)
     data.qpos[:] = qpos
     mujoco.mj_kinematics(model, data)
     palm = _point(model, data, body.palm.body, body.palm.pos)  # type: ignore[union-attr]
-    return palm, np.asarray(where.palm_normal, float)
+    return palm - np.asarray(where.axis) * where.reach, np.asarray(where.palm_normal, float)
 
 
 def _pinch_point(model: mujoco.MjModel, qpos: np.ndarray, where: Placement) -> tuple[np.ndarray, np.ndarray]:
