@@ -37,7 +37,8 @@ def test_myohand_is_a_registered_hand_with_a_semantic_map():
     body = BODIES["myohand"]
     assert body.actuator_kind == "muscle" and tuple(body.fingertips) == FINGERS
     assert body.palm is not None and body.wrist and body.forearm
-    listed = subprocess.run([sys.executable, "-m", "rewardloop.cli", "bodies", "--fast"], capture_output=True, text=True)
+    listed = subprocess.run([sys.executable, "-m", "rewardloop.cli", "bodies", "--fast"], capture_output=True,
+                            text=True)
     assert "myohand" in listed.stdout
 
 

@@ -63,7 +63,7 @@ def judge_run(store: RunStore, judge: Any, *, root: Path) -> dict[str, Any]:
             "score": task.score(metrics), "achieved": task.achieved(metrics),
             "fell": bool(metrics.fell), "gait_met": sum(targets.values()), "gait_targets": len(targets),
             "gait_missed": sorted(n for n, ok in targets.items() if not ok),
-            "gait_shortfall": float(shortfall(gait)[0]),
+            "gait_shortfall": float(shortfall(gait)[0]) if gait is not None else None,
             "judged_score": float(critique.score), "judge": critique.critic or judge.name,
             "critic_score": record.critic_score if record else None,
             "video": str(video.relative_to(root)) if video.is_file() else None}

@@ -147,7 +147,7 @@ def placement(manipulation: Manipulation | None) -> Placement:
         pose |= {joint: angle for joints in opened.values() for joint, angle in joints.items()}
         return Placement(elbow=(0.0, 0.0, 0.62), axis=(0.0, 0.0, 1.0), thumb=(0.0, 1.0, 0.0), pose=pose,
                          grip=_PINCH, pinch=True)
-    roll = math.radians(25.0) * (1.0 if manipulation.side == "left" else -1.0)
+    roll = math.radians(25.0) * (1.0 if manipulation is not None and manipulation.side == "left" else -1.0)
     return Placement(elbow=(-0.30, 0.0, 0.28), axis=(-1.0, 0.0, 0.0),
                      thumb=(0.0, math.sin(roll), math.cos(roll)), pose={"pro_sup_r": -roll}, grip=_FIST,
                      side_body="2proxph_r", reach=BOTTLE_REACH_M)

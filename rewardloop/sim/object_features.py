@@ -53,9 +53,9 @@ def object_features(sense: Sense, manipulation: Manipulation) -> dict[str, np.nd
            "goal_distance": np.linalg.norm(mouth - goal, axis=-1),
            "goal_angle": rotation_angle(quat, goal_quat),
            "fingertip_distance": np.linalg.norm(tips - pos[..., None, :], axis=-1),
-           "fingertip_contact": np.stack([_found(sense, f"{finger}_tip") > 0 for finger in FINGERS],
-                                         axis=-1).astype(float),
-           "palm_contact": (sum(_found(sense, f"palm{k}") for k in range(4)) > 0).astype(float),
+           "fingertip_contact": (np.stack([_found(sense, f"{finger}_tip") for finger in FINGERS], axis=-1)
+                                 > 0).astype(float),
+           "palm_contact": (np.sum([_found(sense, f"palm{k}") for k in range(4)], axis=0) > 0).astype(float),
            "hand_contact": _found(sense, "hand"),
            "grip_force": np.linalg.norm(sense("hand_contact")[..., 1:4], axis=-1),
            "object_table_contact": (_found(sense, "object_table") > 0).astype(float),
