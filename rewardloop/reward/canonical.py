@@ -225,6 +225,10 @@ _POUR = '''
 def spill(f):
     """-shortfall (rad) of the bottle's tilt below 110 degrees."""
     return lib.spill_angle(f, target=1.92)
+
+def steady(f):
+    """-bottle spin (rad/s) above 1 rad/s: tip it in the hand, do not knock it over."""
+    return lib.object_spin(f, limit=1.0)
 '''
 
 MANIPULATION_CANONICALS = ("cube_rotate", "bottle_pour")
@@ -232,8 +236,8 @@ MANIPULATION_CANONICALS = ("cube_rotate", "bottle_pour")
 
 CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5, "position": 15.0, "drop": 20.0,
                                                       "effort": 0.05, "orientation": 2.0, "steady": 1.0})
-CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 0.5, "position": 10.0, "drop": 5.0,
-                                                    "effort": 0.05, "spill": 2.0})
+CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 3.0, "position": 5.0, "drop": 20.0,
+                                                    "effort": 0.05, "spill": 1.0, "steady": 1.0})
 
 _TOP_SPEED = "1.5 * f.standing_height"
 _RAMP = "np.minimum({top}, start + 0.6 * f.time)"
