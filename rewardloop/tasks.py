@@ -57,6 +57,8 @@ TASK_BODIES = ("humanoid", "myolegs")
 """Bodies the built-in locomotion tasks are listed for (any registered body with legs works)."""
 HAND_BODIES = ("myohand",)
 """Bodies the built-in manipulation tasks are listed for."""
+LOCOMOTION_S = 10.0
+"""Duration of a locomotion task (s), free-text ones included unless they say otherwise."""
 MANIPULATION_S = 5.0
 """Duration of a manipulation task (s): MoVLR judges the object's pose at the end of it."""
 
@@ -259,7 +261,7 @@ def get_task(name: str, *, body: str | None = None) -> Task:
 _CANONICAL_BY_TERRAIN = {"flat": "walk", "slope": "walk_slope", "rough": "walk_rough", "stairs": "walk_stairs"}
 
 
-def task_from_description(text: str, body: str, terrain: Terrain | str = "flat", *, duration_s: float = 10.0,
+def task_from_description(text: str, body: str, terrain: Terrain | str = "flat", *, duration_s: float | None = None,
                           spec: TaskSpec | None = None) -> Task:
     """A task for any description, built around its spec (default: the rules' reading of `text`).
 
@@ -277,14 +279,15 @@ def task_from_description(text: str, body: str, terrain: Terrain | str = "flat",
     if spec.manipulation is not None:
         task = _manipulate("custom", text.strip(), manipulation_of(spec), OBJECT_CANONICALS[spec.manipulation])
         return dataclasses.replace(task, scene=dataclasses.replace(task.scene, body=body), spec=spec,
-                                   duration_s=duration_s)
+                                   duration_s=duration_s or MANIPULATION_S)
     metric, success, target = judged_by(spec)
     canonical = canonical_for(spec, ground.kind)
     injury = INJURIES.get(body, ()) if spec.injured else ()
     walking = canonical is not None and spec.direction != "backward" and not (spec.stay_in_place or
                                                                                 spec.step_in_place)
     return Task(name="custom", description=text.strip(),
-                scene=Scene(body, ground, injury, WALKING_START_SPEED if walking else 0.0), duration_s=duration_s,
+                scene=Scene(body, ground, injury, WALKING_START_SPEED if walking else 0.0),
+                duration_s=duration_s or LOCOMOTION_S,
                 metric=metric, success=success, canonical=canonical, target=target, spec=spec)
 
 

@@ -2,10 +2,12 @@
 
 The hand body's forearm is held still in space (the body has no elbow or shoulder muscles); only its forearm
 rotation (pronation/supination), its wrist and its fingers move. Where the forearm is held depends on the object:
-- `cube`: the forearm points straight down, the hand over a narrow post carrying a cube with coloured faces; the
-  cube is turned about the vertical in the hand's grasp (forearm rotation turns the hand about the vertical).
-- `bottle`: the forearm points forward (+x), thumb up, the hand open around a bottle (a cylinder with a neck)
-  standing on the table; it is poured by rolling the forearm so that the bottle tips past horizontal over a cup.
+- `cube`: the forearm points straight down with the wrist extended, so that a three-finger pinch holds a cube with
+  coloured faces on the forearm's rotation axis, over a narrow post; rolling the forearm turns it about the
+  vertical in place.
+- `bottle`: the forearm points forward (+x), the knuckles standing up along a bottle (a cylinder with a neck) on a
+  small table in front of the palm; it is poured by rolling the forearm so that the bottle tips past horizontal
+  over a cup.
 
 The object is a free body on real contact physics: nothing welds or drives it. Its goal pose is drawn as a
 translucent ghost (a mocap body that collides with nothing), and its position and orientation are sensed, as

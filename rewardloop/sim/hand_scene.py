@@ -39,8 +39,6 @@ from rewardloop.sim.scene import (
 )
 from rewardloop.sim.terrain import add_terrain
 
-SKIN_M = 0.012
-"""Distance from the palm's centre line to its skin, where an object in the grip touches it (m)."""
 PINCH_DROP_M = 0.012
 """A pinched object's centre lies this far below the pinch point along the forearm's axis, clear of the palm (m)."""
 PALM_BODIES = ("secondmc_r", "thirdmc_r", "fourthmc_r", "fifthmc_r")
