@@ -142,11 +142,15 @@ def test_object_task_on_a_body_without_a_hand_is_a_user_error():
         Manipulation("teapot")
 
 
-def test_cli_bad_object_input_is_one_line_exit_2():
-    run = subprocess.run([sys.executable, "-m", "rewardloop.cli", "run", "rotate the cube a quarter turn", "--body",
-                          "myolegs"], capture_output=True, text=True)
+@pytest.mark.parametrize(("text", "body", "says"), [
+    ("rotate the cube a quarter turn", "myolegs", "no hand"),
+    ("turn the cube 500 degrees to the left", "myohand", "within [-120, 120] degrees"),
+])
+def test_cli_bad_object_input_is_one_line_exit_2(text, body, says, tmp_path):
+    run = subprocess.run([sys.executable, "-m", "rewardloop.cli", "run", text, "--body", body, "--out",
+                          str(tmp_path)], capture_output=True, text=True)
     assert run.returncode == 2
-    assert len(run.stderr.strip().splitlines()) == 1 and "no hand" in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1 and says in run.stderr
 
 
 def test_metrics_success_rule_and_critic_of_a_motionless_hand():
