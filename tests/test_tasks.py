@@ -58,7 +58,7 @@ def test_free_text_keeps_terrain_parameters_and_injury():
 
 
 def test_bad_tasks_name_the_choices():
-    with pytest.raises(UserError, match="unknown task 'fly'; choose one of: turn-left, walk-flat"):
+    with pytest.raises(UserError, match="unknown task 'fly'; choose one of: bottle-pour, cube-rotate, turn-left"):
         get_task("fly")
     with pytest.raises(UserError, match="unknown body 'robot'"):
         get_task("walk-flat", body="robot")
