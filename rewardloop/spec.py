@@ -28,6 +28,8 @@ TERRAINS = ("stairs", "rough", "slope")
 """Grounds a description can name, in the order they are looked for."""
 POSTURE = ("upright", "straight_knees", "high_steps", "straight_line", "efficient", "symmetric")
 """Posture and manner flags of a spec (boolean fields of TaskSpec)."""
+OBJECTS = ("cube", "bottle")
+"""Objects a description can ask a hand to manipulate."""
 DEFAULT_TURN_DEG = 90.0
 """How far a turn goes when the description names no angle (degrees)."""
 
@@ -77,6 +79,11 @@ class TaskSpec:
     """The body is weakened or limps ("despite an injured ankle", "with a weak leg")."""
     terrain: str | None = None
     """A ground in TERRAINS the description names, else None."""
+    manipulation: str | None = None
+    """An object to manipulate with a hand, one of OBJECTS ('cube': turn it, by `turn` and `turn_deg`; 'bottle': pour
+    from it), else None (a motion of the body)."""
+    side: str | None = None
+    """'left' or 'right': where a bottle is poured (the cup's side); None when not stated."""
     understood: tuple[str, ...] = ()
     """The phrases recognised, for summaries."""
     reader: str = "rules"
@@ -138,11 +145,18 @@ def _problems(spec: TaskSpec) -> list[str]:
         (spec.direction == "none" or not (spec.stay_in_place or spec.step_in_place),
          "a spec that stays or steps in place has direction 'none'"),
         (set(spec.styles) <= set(GAIT_STYLES), f"styles must be among {', '.join(GAIT_STYLES)}"),
+        (spec.manipulation in (None, *OBJECTS), f"manipulation must be one of {', '.join(OBJECTS)} or None"),
+        (spec.side in (None, *TURNS), f"side must be left, right or None, got {spec.side!r}"),
+        (spec.manipulation is None or spec.direction == "none", "an object task does not travel (direction 'none')"),
     ]
     return [message for ok, message in checks if not ok]
 
 
 def _motion_words(spec: TaskSpec) -> str:
+    if spec.manipulation == "cube":
+        return f"turn the cube {spec.turn_deg:g}° {spec.turn or 'left'} in the hand"
+    if spec.manipulation == "bottle":
+        return f"pour from the bottle to the {spec.side or 'right'}"
     if spec.stay_in_place:
         motion = "stay in place"
     elif spec.step_in_place:
@@ -237,6 +251,9 @@ def spec_from_description(text: str) -> TaskSpec:
     if not text.strip():
         raise UserError('the task description is empty; say what the body should do, e.g. "walk forward"')
     raw = " ".join(text.lower().split())
+    held = _object(raw)
+    if held is not None:
+        return _object_spec(raw, held)
     plain = _NEGATED.sub(" ", raw)
     hit = {name: re.search(pattern, plain if name in _NEGATABLE else raw) is not None
            for name, pattern in _RULES.items()}
@@ -256,6 +273,36 @@ def spec_from_description(text: str) -> TaskSpec:
         straight_line=hit["straight_line"], efficient=hit["efficient"], symmetric=hit["symmetric"],
         injured=hit["injured"], terrain=terrain,
         understood=_understood(hit, turn, speed, step_in_place, stay_in_place) + styles)
+
+
+_CUBE = re.compile(r"\b(cube|die|dice|block)\b")
+_BOTTLE = re.compile(r"\b(pour\w*|bottle|jug|pitcher)\b")
+_SIDE = re.compile(r"\b(left|right)\b")
+_CLOCKWISE = re.compile(r"\b(counter|anti)[- ]?clockwise\b|\bclockwise\b")
+
+
+def _object(text: str) -> str | None:
+    """The object the text asks a hand to manipulate (a key of OBJECTS), or None."""
+    return "bottle" if _BOTTLE.search(text) else "cube" if _CUBE.search(text) else None
+
+
+def _object_spec(text: str, held: str) -> TaskSpec:
+    """The spec of an object task: the cube's turn (its side and angle; left, counter-clockwise from above, by
+    default) or the side a bottle pours to."""
+    if held == "bottle":
+        side = _SIDE.search(text)
+        return TaskSpec(direction="none", manipulation="bottle", side=side.group(1) if side else None,
+                        understood=("pour",) + ((f"to the {side.group(1)}",) if side else ()))
+    turn, turn_deg = _turn(text)
+    clock = _CLOCKWISE.search(text)
+    if turn is None:
+        side = _SIDE.search(text)
+        turn = side.group(1) if side else ("right" if clock and clock.group(1) is None else "left")
+        turn_deg = next((deg for pattern, deg in _NAMED_ANGLES if re.search(pattern, text)), DEFAULT_TURN_DEG)
+        angle = _DEGREES.search(text)
+        turn_deg = float(angle.group(1)) if angle else turn_deg
+    return TaskSpec(direction="none", manipulation="cube", turn=turn, turn_deg=turn_deg,
+                    understood=("turn the cube", f"{turn} {turn_deg:g}°"))
 
 
 def _direction(hit: dict[str, bool], *, in_place: bool) -> str:

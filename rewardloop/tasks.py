@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rewardloop.control.metrics import STAY_RADIUS_M, STEP_RADIUS_M, TaskMetrics
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.bodies import BODIES
+from rewardloop.sim.hand import Manipulation
 from rewardloop.sim.scene import WALKING_START_SPEED, Physics, Scene
 from rewardloop.sim.terrain import Terrain
 from rewardloop.spec import TaskSpec, spec_from_description
@@ -33,12 +34,16 @@ METRICS: dict[str, str] = {
                      "body fell",
     "step_rate_in_place": f"touchdowns per second before the pelvis left {STEP_RADIUS_M:g} m of its start or the "
                           "body fell",
+    "goal_error": "manipulation: the object's largest final error relative to its tolerance (cube: position / 2 cm, "
+                  "orientation / 20°; bottle: mouth to target / 3 cm, tilt short of 100°); at most 1 at the goal; "
+                  "scored as -|goal_error - 0|",
 }
 """Task metrics by name (fields of TaskMetrics) and what they measure; larger is better for each (a metric with
 a target scores the distance from it, negated)."""
 
 UNITS: dict[str, str] = {"distance": "m", "backward_distance": "m", "heading_change": "rad", "right_turn": "rad",
-                         "speed": "m/s", "stay_fraction": "", "step_rate_in_place": "steps/s"}
+                         "speed": "m/s", "stay_fraction": "", "step_rate_in_place": "steps/s",
+                         "goal_error": ""}
 """Unit of each metric, for the success rule in words."""
 
 DEFAULT_DISTANCE_M = 2.0
@@ -49,7 +54,13 @@ SPEED_TOLERANCE = (0.1, 0.2)
 """A stated speed is met within max(0.1 m/s, 20 % of it)."""
 
 TASK_BODIES = ("humanoid", "myolegs")
-"""Bodies the built-in tasks are listed for (any registered body works)."""
+"""Bodies the built-in locomotion tasks are listed for (any registered body with legs works)."""
+HAND_BODIES = ("myohand",)
+"""Bodies the built-in manipulation tasks are listed for."""
+LOCOMOTION_S = 10.0
+"""Duration of a locomotion task (s), free-text ones included unless they say otherwise."""
+MANIPULATION_S = 5.0
+"""Duration of a manipulation task (s): MoVLR judges the object's pose at the end of it."""
 
 INJURIES: dict[str, tuple[tuple[str, float], ...]] = {
     "humanoid": (("right_knee", 0.3),),
@@ -99,10 +110,17 @@ class Task:
         """The task spec: the one it was built from, else the rules' reading of its description."""
         return self.spec if self.spec is not None else spec_from_description(self.description)
 
+    @property
+    def manipulation(self) -> bool:
+        """An object task (a hand holding an object)."""
+        return self.scene.manipulation is not None
+
     def on_body(self, body: str) -> Task:
-        """This task on another body (an injured task takes that body's injury)."""
+        """This task on another body (an injured task takes that body's injury); a UserError for an object task on
+        a body without a hand, or a locomotion task on a hand."""
         if body not in BODIES:
             raise unknown_name("body", body, BODIES)
+        _check_body_fits(body, manipulation=self.manipulation)
         injury = INJURIES.get(body, ()) if self.scene.injury else ()
         return dataclasses.replace(self, scene=dataclasses.replace(self.scene, body=body, injury=injury))
 
@@ -146,6 +164,8 @@ class Task:
     def success_rule(self) -> str:
         """The success rule in words, e.g. 'distance >= 2 m without a fall'."""
         unit = f" {UNITS[self.metric]}".rstrip()
+        if self.manipulation:
+            return _manipulation_rule(self.scene.manipulation)  # type: ignore[arg-type]
         if self.target is not None:
             return f"{self.metric} within {-self.success:g}{unit} of {self.target:g}{unit} without a fall"
         shown = f"{math.degrees(self.success):.0f}°" if unit == " rad" else f"{self.success:g}{unit}"
@@ -166,10 +186,36 @@ class Task:
         """Inverse of to_dict; a task saved before `target` and `spec` existed reads with None for both."""
         scene = data["scene"]
         injury = tuple((str(g), float(f)) for g, f in scene.get("injury", ()))
+        held = scene.get("manipulation")
         rebuilt = Scene(body=scene["body"], terrain=Terrain(**scene["terrain"]), injury=injury,
-                        start_speed=float(scene.get("start_speed", 0.0)), physics=Physics(**scene.get("physics", {})))
+                        start_speed=float(scene.get("start_speed", 0.0)), physics=Physics(**scene.get("physics", {})),
+                        manipulation=Manipulation(**held) if held else None)
         spec = TaskSpec.from_dict(data["spec"]) if data.get("spec") is not None else None
         return cls(**{**data, "scene": rebuilt, "spec": spec})
+
+
+def _manipulation_rule(manipulation: Manipulation) -> str:
+    """The success rule of an object task in words."""
+    if manipulation.object == "cube":
+        return (f"the cube within {manipulation.goal_radius_m * 100:g} cm and "
+                f"{math.degrees(manipulation.goal_angle_rad):.0f}° of its goal at the end, not dropped")
+    return (f"the bottle tilted at least {math.degrees(manipulation.min_tilt_rad):.0f}° with its mouth within "
+            f"{manipulation.goal_radius_m * 100:g} cm of the pour target at the end, not dropped")
+
+
+def _manipulate(name: str, description: str, manipulation: Manipulation, canonical: str) -> Task:
+    return Task(name=name, description=description, scene=Scene("myohand", manipulation=manipulation),
+                duration_s=MANIPULATION_S, metric="goal_error", success=-1.0, canonical=canonical, target=0.0)
+
+
+def _check_body_fits(body: str, *, manipulation: bool) -> None:
+    """A UserError when an object task meets a body without a hand, or a locomotion task meets a hand."""
+    hand = bool(BODIES[body].fingertips)
+    if manipulation and not hand:
+        raise UserError(f"{body} has no hand: object tasks need one of {', '.join(HAND_BODIES)}")
+    if hand and not manipulation:
+        raise UserError(f"{body} is a hand and cannot walk or turn; give it an object task (cube-rotate, bottle-pour) "
+                        "or a locomotion body: " + ", ".join(TASK_BODIES))
 
 
 def _walk(name: str, description: str, terrain: Terrain, canonical: str, *, injured: bool = False) -> Task:
@@ -195,8 +241,13 @@ TASKS: dict[str, Task] = {
                                  Terrain("flat"), "walk_straight_knees"),
     "walk-injured": _walk("walk-injured", "walk forward on flat ground despite a weakened leg, without falling",
                           Terrain("flat"), "walk_injured", injured=True),
+    "cube-rotate": _manipulate("cube-rotate", "turn the cube a quarter turn to the left about the vertical, held in "
+                               "the hand", Manipulation("cube", turn_deg=90.0), "cube_rotate"),
+    "bottle-pour": _manipulate("bottle-pour", "pour from the bottle into the cup on the right, tipping it past "
+                               "horizontal", Manipulation("bottle", side="right"), "bottle_pour"),
 }
-"""The built-in tasks by name, written for the humanoid; `get_task(name, body=...)` moves them to a body."""
+"""The built-in tasks by name, written for the humanoid (object tasks for the muscle hand); `get_task(name, body=...)`
+moves them to a body."""
 
 
 def get_task(name: str, *, body: str | None = None) -> Task:
@@ -210,7 +261,7 @@ def get_task(name: str, *, body: str | None = None) -> Task:
 _CANONICAL_BY_TERRAIN = {"flat": "walk", "slope": "walk_slope", "rough": "walk_rough", "stairs": "walk_stairs"}
 
 
-def task_from_description(text: str, body: str, terrain: Terrain | str = "flat", *, duration_s: float = 10.0,
+def task_from_description(text: str, body: str, terrain: Terrain | str = "flat", *, duration_s: float | None = None,
                           spec: TaskSpec | None = None) -> Task:
     """A task for any description, built around its spec (default: the rules' reading of `text`).
 
@@ -224,14 +275,32 @@ def task_from_description(text: str, body: str, terrain: Terrain | str = "flat",
         raise unknown_name("body", body, BODIES)
     ground = terrain if isinstance(terrain, Terrain) else Terrain(kind=terrain)
     spec = spec if spec is not None else spec_from_description(text)
+    _check_body_fits(body, manipulation=spec.manipulation is not None)
+    if spec.manipulation is not None:
+        task = _manipulate("custom", text.strip(), manipulation_of(spec), OBJECT_CANONICALS[spec.manipulation])
+        return dataclasses.replace(task, scene=dataclasses.replace(task.scene, body=body), spec=spec,
+                                   duration_s=duration_s or MANIPULATION_S)
     metric, success, target = judged_by(spec)
     canonical = canonical_for(spec, ground.kind)
     injury = INJURIES.get(body, ()) if spec.injured else ()
     walking = canonical is not None and spec.direction != "backward" and not (spec.stay_in_place or
                                                                                 spec.step_in_place)
     return Task(name="custom", description=text.strip(),
-                scene=Scene(body, ground, injury, WALKING_START_SPEED if walking else 0.0), duration_s=duration_s,
+                scene=Scene(body, ground, injury, WALKING_START_SPEED if walking else 0.0),
+                duration_s=duration_s or LOCOMOTION_S,
                 metric=metric, success=success, canonical=canonical, target=target, spec=spec)
+
+
+OBJECT_CANONICALS = {"cube": "cube_rotate", "bottle": "bottle_pour"}
+"""Object -> the canonical reward of its task."""
+
+
+def manipulation_of(spec: TaskSpec) -> Manipulation:
+    """The object and goal an object spec asks for: the cube turned its way by its angle, the bottle poured to its
+    side."""
+    if spec.manipulation == "cube":
+        return Manipulation("cube", turn_deg=spec.turn_deg * (-1.0 if spec.turn == "right" else 1.0))
+    return Manipulation("bottle", side="left" if spec.side == "left" else "right")
 
 
 def judged_by(spec: TaskSpec) -> tuple[str, float, float | None]:

@@ -21,7 +21,8 @@ def fake(batch=2, steps=6, seed=0, **override):
     rng = np.random.default_rng(seed)
     arrays = {}
     for name, doc in FEATURES.items():
-        extra = {"[B, T]": (), "[B, T, 3]": (3,), "[B, T, nu]": (4,), "[B, T, nm]": (3,)}[doc.shape]
+        sizes = {"nu": 4, "nm": 3}
+        extra = tuple(sizes.get(d, 0) or int(d) for d in doc.shape.strip("[]").split(", ")[2:])
         arrays[name] = rng.normal(size=(batch, steps, *extra))
         if name.endswith("contact"):
             arrays[name] = (arrays[name] > 0).astype(float)

@@ -107,9 +107,9 @@ def test_every_phrasing_gets_a_metric_success_rule_reward_and_critic_that_fit(
 @pytest.mark.parametrize("name", list(TASKS))
 def test_built_in_descriptions_keep_their_metric_and_canonical_reward(name):
     builtin = TASKS[name]
-    task = task_from_description(builtin.description, "humanoid", builtin.scene.terrain)
+    task = task_from_description(builtin.description, builtin.scene.body, builtin.scene.terrain)
     assert (task.metric, task.success, task.canonical, task.target) == (builtin.metric, builtin.success,
-                                                                        builtin.canonical, None)
+                                                                        builtin.canonical, builtin.target)
     assert task.scene == builtin.scene  # injury and the walking start too
 
 

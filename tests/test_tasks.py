@@ -12,11 +12,11 @@ from rewardloop.errors import UserError
 from rewardloop.loop.design import trusted_source
 from rewardloop.reward.canonical import CANONICAL, SPEED_CANONICALS, canonical
 from rewardloop.sim.terrain import Terrain
-from rewardloop.tasks import INJURIES, TASK_BODIES, TASKS, Task, get_task, task_from_description
+from rewardloop.tasks import HAND_BODIES, INJURIES, TASK_BODIES, TASKS, Task, get_task, task_from_description
 
 
-@pytest.mark.parametrize("body", TASK_BODIES)
-@pytest.mark.parametrize("name", list(TASKS))
+@pytest.mark.parametrize(("name", "body"), [(name, body) for name, task in TASKS.items()
+                                            for body in (HAND_BODIES if task.manipulation else TASK_BODIES)])
 def test_every_task_on_every_body(name, body):
     task = get_task(name, body=body)
     assert task.scene.body == body and task.canonical in CANONICAL
@@ -58,7 +58,7 @@ def test_free_text_keeps_terrain_parameters_and_injury():
 
 
 def test_bad_tasks_name_the_choices():
-    with pytest.raises(UserError, match="unknown task 'fly'; choose one of: turn-left, walk-flat"):
+    with pytest.raises(UserError, match="unknown task 'fly'; choose one of: bottle-pour, cube-rotate, turn-left"):
         get_task("fly")
     with pytest.raises(UserError, match="unknown body 'robot'"):
         get_task("walk-flat", body="robot")
@@ -70,7 +70,9 @@ def test_tasks_command_lists_each_task_per_body(capsys):
     assert main(["tasks"]) == 0
     lines = capsys.readouterr().out.splitlines()
     rows = [line.split()[:2] for line in lines[1:-1]]
-    assert rows == [[name, body] for name in TASKS for body in TASK_BODIES]  # 7 tasks x 2 bodies = 14 rows
+    # 7 locomotion tasks x 2 bodies = 14 rows, then the 2 object tasks on the hand
+    assert rows == [[name, body] for name, task in TASKS.items()
+                    for body in (HAND_BODIES if task.manipulation else TASK_BODIES)]
     assert any("injured: left_plantarflexors at 30%" in line for line in lines)
 
 

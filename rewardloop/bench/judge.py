@@ -55,15 +55,15 @@ def judge_run(store: RunStore, judge: Any, *, root: Path) -> dict[str, Any]:
     video = folder / VIDEO_FILE
     observation = observe(scene, trajectory, Media(video=video if video.is_file() else None))
     critique = judge.critique(task.description, scene, trajectory, observation.media, spec=task.understood)
-    gait = observation.gait or analyze_gait(observation.features)
-    targets = {name: bool(value[0]) for name, value in met(gait).items()}
+    gait = None if task.manipulation else observation.gait or analyze_gait(observation.features)
+    targets = {name: bool(value[0]) for name, value in met(gait).items()} if gait is not None else {}
     metrics = trajectory.metrics
     return {**facts, "status": "judged", "best": list(key), "program_hash": record.program_hash if record else None,
             "metric": task.metric, "value": task.value(metrics), "target": task.target,
             "score": task.score(metrics), "achieved": task.achieved(metrics),
             "fell": bool(metrics.fell), "gait_met": sum(targets.values()), "gait_targets": len(targets),
             "gait_missed": sorted(n for n, ok in targets.items() if not ok),
-            "gait_shortfall": float(shortfall(gait)[0]),
+            "gait_shortfall": float(shortfall(gait)[0]) if gait is not None else None,
             "judged_score": float(critique.score), "judge": critique.critic or judge.name,
             "critic_score": record.critic_score if record else None,
             "video": str(video.relative_to(root)) if video.is_file() else None}

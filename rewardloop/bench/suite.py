@@ -29,6 +29,7 @@ SUITES: dict[str, str] = {
     "tiny": "tiny.json",
     "small": "small.json",
     "full": "full.json",
+    "manipulation": "manipulation.json",
 }
 """Shipped suites by name -> file in rewardloop/bench/suites/."""
 

@@ -53,6 +53,23 @@ class TaskMetrics:
     """Touchdowns (both feet) before the pelvis first left STEP_RADIUS_M of its start or the body fell, per
     second of the duration (steps/s)."""
 
+    object_position_error_cm: float = 0.0
+    """Manipulation: distance of the object's reference point (cube centre, bottle mouth) from its goal at the end
+    (cm); 0 without an object."""
+    object_orientation_error_deg: float = 0.0
+    """Manipulation: rotation from the object's orientation to the goal's at the end (deg)."""
+    object_tilt_deg: float = 0.0
+    """Manipulation: the object's tilt from upright at the end (deg)."""
+    object_turn_deg: float = 0.0
+    """Manipulation: the object's rotation about the vertical from start to end, + is left (deg)."""
+    dropped: bool = False
+    """Manipulation: the object touched the floor or fell 10 cm (also counted as a fall)."""
+    time_at_goal_s: float = 0.0
+    """Manipulation: time the object spent at its goal (s)."""
+    goal_error: float = 0.0
+    """Manipulation: the end's largest error relative to its tolerance (position / goal_radius, orientation /
+    goal_angle_tolerance, tilt shortfall below min_tilt / 20°, plus 1): at most 1 at the goal."""
+
     def to_dict(self) -> dict[str, float | bool | int | None]:
         return asdict(self)
 
@@ -88,8 +105,24 @@ def steps_in_place(features: Features, radius: float) -> np.ndarray:
             + touchdowns(features.right_foot_contact * held, features.dt))
 
 
+def object_metrics(features: Features) -> list[dict[str, float | bool]]:
+    """The manipulation fields of TaskMetrics for every trajectory in the batch (empty dicts without an object)."""
+    if "goal_distance" not in features:
+        return [{} for _ in range(features.batch_shape[0])]
+    distance, angle = features.goal_distance[:, -1], features.goal_angle[:, -1]
+    tilt = features.object_tilt[:, -1]
+    shortfall = np.maximum(0.0, features.min_tilt - tilt) / np.radians(20.0) + (features.min_tilt > 0)
+    error = np.maximum.reduce([distance / features.goal_radius, angle / features.goal_angle_tolerance, shortfall])
+    at_goal = features.at_goal.sum(axis=1) * features.dt
+    return [{"object_position_error_cm": float(100 * distance[b]), "object_orientation_error_deg":
+             float(np.degrees(angle[b])), "object_tilt_deg": float(np.degrees(tilt[b])),
+             "object_turn_deg": float(np.degrees(features.object_turn[b, -1])),
+             "dropped": bool(features.dropped[b, -1] > 0), "time_at_goal_s": float(at_goal[b]),
+             "goal_error": float(error[b])} for b in range(len(distance))]
+
+
 def batch_metrics(features: Features) -> list[TaskMetrics]:
-    """TaskMetrics of every trajectory in the batch."""
+    """TaskMetrics of every trajectory in the batch; a dropped object counts as a fall."""
     time = features.time
     duration = time[:, -1] - time[:, 0] + features.dt
     displacement = features.root_pos[:, -1] - features.root_pos[:, 0]
@@ -100,12 +133,14 @@ def batch_metrics(features: Features) -> list[TaskMetrics]:
     turn = features.heading[:, -1] - features.heading[:, 0]
     stay = held_steps(features, STAY_RADIUS_M) / time.shape[1]
     step_rate = steps_in_place(features, STEP_RADIUS_M) / duration
+    objects = object_metrics(features)
     return [
         TaskMetrics(duration=float(duration[b]), distance=float(displacement[b, 0]),
-                    speed=float(displacement[b, 0] / duration[b]), fell=bool(fell[b]),
+                    speed=float(displacement[b, 0] / duration[b]),
+                    fell=bool(fell[b]) or bool(objects[b].get("dropped", False)),
                     fall_time=float(time[b, first[b]] - time[b, 0]) if fell[b] else None,
                     lateral_drift=float(displacement[b, 1]), heading_change=float(turn[b]), steps=int(steps[b]),
                     backward_distance=float(-displacement[b, 0]), right_turn=float(-turn[b]),
-                    stay_fraction=float(stay[b]), step_rate_in_place=float(step_rate[b]))
+                    stay_fraction=float(stay[b]), step_rate_in_place=float(step_rate[b]), **objects[b])  # type: ignore[arg-type]
         for b in range(time.shape[0])
     ]

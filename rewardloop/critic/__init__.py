@@ -81,8 +81,8 @@ def observe(scene: CompiledScene, trajectory: Any, media: Media | None = None) -
         rollouts = trajectory if isinstance(trajectory, Rollouts) else trajectory.rollouts
         features = rollouts.features(scene).slice(slice(0, 1))
         metrics = getattr(trajectory, "metrics", None) or batch_metrics(features)[0]
-    return Observation(scene, features, metrics, physics_descriptors(features, metrics), rollouts, media,
-                       analyze_gait(features))
+    gait = None if scene.scene.manipulation is not None else analyze_gait(features)
+    return Observation(scene, features, metrics, physics_descriptors(features, metrics), rollouts, media, gait)
 
 
 def apply_gates(critique: Critique, description: str, descriptors: dict[str, float | bool | None],
@@ -125,7 +125,11 @@ class BuiltinCritic:
 
     def critique_observation(self, description: str, observation: Observation, *,
                              spec: TaskSpec | None = None) -> Critique:
-        """Physics checks and, for a walking task, gait checks against people's walking (critic.gait_rules)."""
+        """Physics checks and, for a walking task, gait checks against people's walking (critic.gait_rules); the
+        object checks (critic.manipulation) for a hand holding an object."""
+        manipulation = observation.scene.scene.manipulation
+        if manipulation is not None:
+            return _critique_manipulation(manipulation, observation)
         targets = task_targets(description, spec)
         gait = observation.gait or analyze_gait(observation.features)
         judgement = judge(targets, observation.descriptors, gait_findings(targets, gait_facts(targets, gait)))
@@ -142,6 +146,17 @@ class BuiltinCritic:
         score_a = self.critique_observation(description, a, spec=spec).score
         score_b = self.critique_observation(description, b, spec=spec).score
         return "tie" if abs(score_a - score_b) < 0.5 else ("a" if score_a > score_b else "b")
+
+
+def _critique_manipulation(manipulation: Any, observation: Observation) -> Critique:
+    """The builtin critique of an object task: the object checks, worst first."""
+    from rewardloop.critic.manipulation import judge_manipulation
+
+    judgement = judge_manipulation(manipulation, observation.descriptors)
+    issues = tuple(f.issue for f in _worst_first(judgement.findings) if f.issue is not None)
+    suggestions = _unique(s for f in _worst_first(judgement.findings) for s in f.suggestions if s.term in TERMS)
+    return Critique(success=judgement.success, score=judgement.score, issues=issues, suggestions=suggestions,
+                    summary=_summary((manipulation.describe(),), judgement), critic=BUILTIN_LABEL)
 
 
 def _unique(suggestions: Any) -> tuple[Suggestion, ...]:
@@ -203,9 +218,10 @@ class Critic:
         """Ask the model about the motion, validate its answer, apply physics and gait gates (targets from
         `spec` when given)."""
         observation = observe(scene, trajectory, media)
-        gait = observation.gait or analyze_gait(observation.features)
+        gait = _gait_of(observation)
+        gait_text = format_regions(gait) if gait is not None else "(an object task: no gait analysis)"
         text = render_prompt(self.config.prompt, scene=scene.scene.describe(), description=task_description,
-                             physics=descriptor_table(observation.descriptors), gait=format_regions(gait),
+                             physics=descriptor_table(observation.descriptors), gait=gait_text,
                              terms=", ".join(TERMS), media_note=self._media_note(observation),
                              schema=json.dumps(CRITIQUE_SCHEMA))
         answer = complete_fitted(self.backend, [Message.user(text, *self._pictures(observation))],
@@ -274,8 +290,16 @@ CRITIQUE_TOKENS = 300
 
 def _faults(observation: Observation) -> str:
     """The gait faults found in a motion, one line each, for the comparison prompt."""
-    found = gait_faults(observation.gait or analyze_gait(observation.features)).findings
+    gait = _gait_of(observation)
+    found = gait_faults(gait).findings if gait is not None else []
     return "; ".join(f.line() for f in found) or "none"
+
+
+def _gait_of(observation: Observation) -> GaitAnalysis | None:
+    """The motion's gait analysis; None for a hand holding an object (no legs, no gait)."""
+    if observation.scene.scene.manipulation is not None:
+        return None
+    return observation.gait or analyze_gait(observation.features)
 
 
 def make_critic(model: str | ModelSpec | ModelBackend = "builtin", *, config: CriticConfig = CriticConfig(),

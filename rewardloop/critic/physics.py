@@ -57,8 +57,8 @@ def descriptor_arrays(features: Features) -> dict[str, np.ndarray]:
 
 
 def physics_descriptors(features: Features, metrics: TaskMetrics, *, index: int = 0) -> dict[str, float | bool | None]:
-    """Task metrics and gait descriptors of trajectory `index`, rounded, with None where undefined."""
-    arrays = descriptor_arrays(features)
+    """Task metrics and gait descriptors of trajectory `index` (for a hand holding an object, the object's
+    descriptors instead of the gait's), rounded, with None where undefined."""
     out: dict[str, float | bool | None] = {
         "duration_s": round(metrics.duration, 3), "fell": metrics.fell,
         "fall_time_s": None if metrics.fall_time is None else round(metrics.fall_time, 3),
@@ -66,7 +66,12 @@ def physics_descriptors(features: Features, metrics: TaskMetrics, *, index: int 
         "lateral_drift_m": round(metrics.lateral_drift, 3),
         "heading_change_deg": round(float(np.degrees(metrics.heading_change)), 1), "steps": metrics.steps,
     }
-    for name, values in arrays.items():
+    if "goal_distance" in features:
+        from rewardloop.critic.manipulation import object_descriptors
+
+        objects = object_descriptors(features.slice(slice(index, index + 1)), metrics)
+        return {**out, "fall_time_s": objects["drop_time_s"], **objects}
+    for name, values in descriptor_arrays(features).items():
         value = float(values[index])
         out[name] = round(value, 3) if np.isfinite(value) else None
     return out
@@ -100,8 +105,10 @@ DESCRIPTOR_MEANINGS: dict[str, str] = {
 
 def descriptor_table(descriptors: dict[str, float | bool | None]) -> str:
     """Descriptors as '- name = value  (meaning)' lines for a prompt."""
-    return "\n".join(f"- {name} = {value}  ({DESCRIPTOR_MEANINGS.get(name, '')})"
-                     for name, value in descriptors.items())
+    from rewardloop.critic.manipulation import OBJECT_MEANINGS
+
+    meanings = DESCRIPTOR_MEANINGS | OBJECT_MEANINGS
+    return "\n".join(f"- {name} = {value}  ({meanings.get(name, '')})" for name, value in descriptors.items())
 
 
 WALK_SPEED_MPS = 0.8

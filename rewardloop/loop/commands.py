@@ -85,6 +85,8 @@ def task_from_args(args: argparse.Namespace, spec=None):  # -> Task; spec: TaskS
                         '"walk forward on rough ground" --body myolegs --terrain rough (or pass --task)')
     named = argparse.Namespace(**{**vars(args), "body": args.body or "humanoid"})
     task = task_from_description(description, named.body, scene_from_args(named).terrain, spec=spec)
+    if task.manipulation:  # a hand scene: its object and goal come from the words, no ground or start speed
+        return task
     scene = scene_from_args(named, start_speed=task.scene.start_speed)  # the words' injury unless one is given
     return dataclasses.replace(task, scene=dataclasses.replace(scene, injury=scene.injury or task.scene.injury))
 
@@ -284,11 +286,11 @@ def cmd_report(args: argparse.Namespace) -> None:
 
 def cmd_tasks(args: argparse.Namespace) -> None:
     """List the built-in tasks: description, scene, duration, metric and canonical reward."""
-    from rewardloop.tasks import TASK_BODIES, TASKS
+    from rewardloop.tasks import HAND_BODIES, TASK_BODIES, TASKS
 
     print(f"{'task':<20} {'body':<9} {'rollout':>7}  {'metric':<15} {'canonical':<20} {'scene':<46} description")
     for name, task in TASKS.items():
-        for body in TASK_BODIES:
+        for body in HAND_BODIES if task.manipulation else TASK_BODIES:
             scene = task.on_body(body).scene.describe().removeprefix(f"{body} on ")
             print(f"{name:<20} {body:<9} {task.duration_s:>6g}s  {task.metric:<15} {task.canonical or '-':<20} "
                   f"{scene:<46} {task.description}")

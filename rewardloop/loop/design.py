@@ -153,8 +153,8 @@ class ModelSession:
         from rewardloop.critic.regions import gait_faults
         from rewardloop.loop.candidate import TRAJECTORY_DIR
 
-        if folder is None or not (folder / TRAJECTORY_DIR).is_dir():
-            return None
+        if folder is None or not (folder / TRAJECTORY_DIR).is_dir() or self.task.manipulation:
+            return None  # an object task has no gait
         features = Trajectory.load(folder / TRAJECTORY_DIR).rollouts.features(self.scene).slice(slice(0, 1))
         return gait_faults(analyze_gait(features))
 

@@ -449,6 +449,10 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     from rewardloop.sim.bodies import get_body
     from rewardloop.sim.scene import compile_scene
 
+    if task.manipulation:  # a hand holding an object: the gripping posture planner
+        from rewardloop.control.grip import MANIPULATION_PLANNER
+
+        return OptimizerConfig(kind="mppi", planner=MANIPULATION_PLANNER, nthread=1)
     spec = task.understood
     forward = (spec.direction == "forward" and not spec.stay_in_place) or spec.turn is not None
     stepping = forward or spec.direction == "backward" or spec.step_in_place

@@ -142,13 +142,28 @@ def _candidate(store: RunStore, c: CandidateRecord, iteration: IterationRecord) 
     media = (f"<video controls muted loop playsinline src='data:video/mp4;base64,"
              f"{base64.b64encode(video.read_bytes()).decode()}'></video>" if video.is_file()
              else "<div class='novideo'>no video</div>")
-    name = Task.from_dict(store.task).score_name
-    facts = (f"<p>{escape(name)} {_number(c.task_score)} · critic {_number(c.critic_score)}"
-             f"{' · success' if c.success else ''}{' · <b>fell</b>' if c.fell else ''}</p>")
+    task = Task.from_dict(store.task)
+    fall = "dropped the object" if task.manipulation else "fell"
+    facts = (f"<p>{escape(task.score_name)} {_number(c.task_score)} · critic {_number(c.critic_score)}"
+             f"{' · success' if c.success else ''}{f' · <b>{fall}</b>' if c.fell else ''}</p>"
+             f"{_object_facts(c) if task.manipulation else ''}")
     return (f"<div class='card {verdict}'><h3>candidate {c.index} <span class='tag'>{verdict}</span></h3>{media}"
             f"{facts}{_critique(folder)}<details><summary>designer's rationale</summary>"
             f"<p>{escape(c.rationale)}</p></details>"
             f"{f'<p class=error>{escape(c.error)}</p>' if c.error else ''}</div>")
+
+
+OBJECT_FACTS = (("object_position_error_cm", "position error", "cm"), ("object_orientation_error_deg",
+                "orientation error", "°"), ("object_tilt_deg", "tilt", "°"), ("object_turn_deg", "turn", "°"),
+                ("time_at_goal_s", "at goal", "s"))
+"""An object task's metrics shown on each candidate: (metric, label, unit)."""
+
+
+def _object_facts(c: CandidateRecord) -> str:
+    """The object's errors at the end of a candidate's motion, one line."""
+    metrics = c.metrics or {}
+    shown = [f"{label} {_number(metrics.get(name))} {unit}" for name, label, unit in OBJECT_FACTS]
+    return f"<p class='object'>{escape(' · '.join(shown))}</p>"
 
 
 def _critique(folder: Path) -> str:

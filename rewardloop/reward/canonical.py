@@ -193,6 +193,56 @@ CANONICAL: dict[str, str] = {
 """Task name -> program source."""
 
 
+_HOLD = '''
+def reach(f):
+    """1 with every fingertip on the object."""
+    return lib.object_reach(f)
+
+def grasp(f):
+    """1 with three of the fingertips and palm on the object."""
+    return lib.grasp(f, parts=3)
+
+def position(f):
+    """-distance (m) of the object's reference point from its goal."""
+    return lib.position_error(f)
+
+def drop(f):
+    """-1 once the object has dropped."""
+    return lib.drop_penalty(f)
+
+def effort(f):
+    """Metabolic proxy: -mean squared activation."""
+    return lib.muscle_effort(f)
+'''
+
+_ROTATE = '''
+def orientation(f):
+    """-rotation angle (rad) to the goal orientation."""
+    return lib.orientation_error(f)
+
+def steady(f):
+    """-object spin (rad/s) above 1 rad/s: turn it, do not fling it."""
+    return lib.object_spin(f, limit=1.0)
+'''
+
+_POUR = '''
+def spill(f):
+    """-shortfall (rad) of the bottle's tilt below 110 degrees."""
+    return lib.spill_angle(f, target=1.92)
+
+def steady(f):
+    """-bottle spin (rad/s) above 1 rad/s: tip it in the hand, do not knock it over."""
+    return lib.object_spin(f, limit=1.0)
+'''
+
+MANIPULATION_CANONICALS = ("cube_rotate", "bottle_pour")
+"""The canonical rewards of the manipulation tasks (hand bodies)."""
+
+CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5, "position": 15.0, "drop": 20.0,
+                                                      "effort": 0.05, "orientation": 2.0, "steady": 1.0})
+CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 3.0, "position": 5.0, "drop": 20.0,
+                                                    "effort": 0.05, "spill": 1.0, "steady": 1.0})
+
 _TOP_SPEED = "1.5 * f.standing_height"
 _RAMP = "np.minimum({top}, start + 0.6 * f.time)"
 

@@ -68,8 +68,14 @@ class CheckReport:
 
 def check_program(program: RewardProgram | str, scene: CompiledScene | None = None, *, body: str = "humanoid",
                   timeout_s: float = 10.0) -> CheckReport:
-    """Validate `program` (source or program) and run it in the sandbox on random rollouts of `scene`."""
-    scene = scene or compile_scene(Scene(body))
+    """Validate `program` (source or program) and run it in the sandbox on random rollouts of `scene` (default: the
+    body standing, or a hand body holding the cube, so that object features exist)."""
+    if scene is None:
+        from rewardloop.sim.bodies import get_body
+        from rewardloop.sim.hand import Manipulation
+
+        held = Manipulation("cube") if get_body(body).fingertips else None
+        scene = compile_scene(Scene(body, manipulation=held))
     where = scene.scene.describe()
     if isinstance(program, str):
         try:

@@ -506,6 +506,63 @@ def arm_swing(f: FeatureLike, *, amplitude: float = 0.1) -> np.ndarray:
     return np.broadcast_to(np.asarray(total)[:, None], np.shape(f["time"])).copy()
 
 
+def object_reach(f: FeatureLike, *, reach: float = 0.045, sigma: float = 0.03) -> np.ndarray:
+    """exp(-mean over fingertips of max(0, fingertip_distance - reach) / sigma), reach and sigma in m: 1 with every
+    fingertip within reach of the object's centre (on a 5 cm cube's faces, around a bottle); manipulation only."""
+    _check(reach >= 0 and sigma > 0, f"object_reach: reach (m) must be >= 0 and sigma (m) > 0, got {reach}, {sigma}")
+    beyond = np.maximum(0.0, np.asarray(f["fingertip_distance"]) - reach)
+    return np.exp(-beyond.mean(axis=-1) / sigma)
+
+
+def grasp(f: FeatureLike, *, parts: int = 3) -> np.ndarray:
+    """min(1, (fingertips touching + palm touching) / parts): 1 when at least `parts` of the five fingertips and the
+    palm touch the object; manipulation only."""
+    _check(1 <= parts <= 6, f"grasp: parts must be within [1, 6], got {parts}")
+    touching = np.asarray(f["fingertip_contact"]).sum(axis=-1) + np.asarray(f["palm_contact"])
+    return np.minimum(1.0, touching / parts)
+
+
+def position_error(f: FeatureLike) -> np.ndarray:
+    """-goal_distance (m): how far the object's reference point (the cube's centre, the bottle's mouth) is from its
+    goal; manipulation only."""
+    return -np.abs(np.asarray(f["goal_distance"]))
+
+
+def orientation_error(f: FeatureLike) -> np.ndarray:
+    """-goal_angle (rad): the rotation still needed to reach the goal orientation; manipulation only."""
+    return -np.abs(np.asarray(f["goal_angle"]))
+
+
+def object_turn(f: FeatureLike, *, target: float = 1.5708) -> np.ndarray:
+    """-|object_turn - target| (rad; target in rad, + is left): turn the object about the vertical by target;
+    manipulation only."""
+    return -np.abs(np.asarray(f["object_turn"]) - target)
+
+
+def object_spin(f: FeatureLike, *, limit: float = 1.0) -> np.ndarray:
+    """-max(0, |object_angvel| - limit) (rad/s; limit in rad/s): turn the object steadily, not fling it; a quarter
+    turn in 2 s is 0.8 rad/s; manipulation only."""
+    _check(limit >= 0, f"object_spin: limit (rad/s) must be >= 0, got {limit}")
+    return -np.maximum(0.0, np.linalg.norm(np.asarray(f["object_angvel"]), axis=-1) - limit)
+
+
+def drop_penalty(f: FeatureLike) -> np.ndarray:
+    """-1 from the moment the object touched the floor or fell 10 cm below its start, else 0; manipulation only."""
+    return -np.clip(np.asarray(f["dropped"], dtype=float), 0.0, 1.0)
+
+
+def spill_angle(f: FeatureLike, *, target: float = 1.9199) -> np.ndarray:
+    """-max(0, target - object_tilt) (rad; target in rad, 1.92 = 110°): tip the bottle at least target from
+    upright, past horizontal (π/2) to pour; manipulation only."""
+    _check(0 < target <= np.pi, f"spill_angle: target (rad) must be within (0, π], got {target}")
+    return -np.maximum(0.0, target - np.asarray(f["object_tilt"]))
+
+
+def wrist_posture(f: FeatureLike) -> np.ndarray:
+    """-(wrist_flexion² + wrist_deviation²) (rad²): keep the wrist near neutral; hand bodies only."""
+    return -(np.square(np.asarray(f["wrist_flexion"])) + np.square(np.asarray(f["wrist_deviation"])))
+
+
 _FOOT = tuple(f"{s}_{k}" for s in SIDES for k in ("foot_pos", "foot_vel", "foot_contact", "foot_height",
                                                   "heel_pos", "toe_pos"))
 _JOINT = tuple(f"{s}_{j}" for s in SIDES for j in JOINTS)
@@ -557,6 +614,15 @@ TERMS: dict[str, LibraryTerm] = {
         _term(cadence_band, "steps/s", "-", _CONTACT),
         _term(arm_swing, "-", "+", ("heading", "torso_pos", "left_hand_pos", "right_hand_pos",
                                     "left_hip_flexion", "right_hip_flexion")),
+        _term(object_reach, "-", "+", ("fingertip_distance",)),
+        _term(grasp, "-", "+", ("fingertip_contact", "palm_contact")),
+        _term(position_error, "m", "-", ("goal_distance",)),
+        _term(orientation_error, "rad", "-", ("goal_angle",)),
+        _term(object_turn, "rad", "-", ("object_turn",)),
+        _term(object_spin, "rad/s", "-", ("object_angvel",)),
+        _term(drop_penalty, "0/1", "-", ("dropped",)),
+        _term(spill_angle, "rad", "-", ("object_tilt",)),
+        _term(wrist_posture, "rad²", "-", ("wrist_flexion", "wrist_deviation")),
     ]
 }
 """The library, by name."""

@@ -86,6 +86,15 @@ class Body:
     """Injury groups: name -> actuator names it weakens. Torque bodies use joint groups of motors."""
     hands: dict[str, str] = field(default_factory=dict)
     """Side -> MJCF body whose origin is the hand; empty for a body without arms."""
+    fingertips: dict[str, PointRef] = field(default_factory=dict)
+    """Manipulation: finger ('thumb', 'index', 'middle', 'ring', 'little') -> its tip; empty for a body that does
+    not manipulate objects. A body with fingertips gets hand scenes (`rewardloop.sim.hand`), not terrains."""
+    palm: PointRef | None = None
+    """Manipulation: the middle of the palm."""
+    wrist: str | None = None
+    """Manipulation: MJCF body of the wrist (its subtree is the hand)."""
+    forearm: str | None = None
+    """Manipulation: MJCF body of the forearm; the model above it is a static scaffold hidden in hand scenes."""
 
 
 @contextlib.contextmanager
@@ -177,6 +186,9 @@ _MYO_COMMON = dict(
     muscle_groups=_sided_groups(_MYOLEG_MUSCLES),
 )
 
+_MYOHAND_TIPS = {finger: PointRef(f"distph{k}_r", (0.0, -0.025, 0.003))
+                 for finger, k in (("index", 2), ("middle", 3), ("ring", 4), ("little", 5))}
+
 BODIES: dict[str, Body] = {
     "humanoid": Body(
         name="humanoid",
@@ -218,6 +230,29 @@ BODIES: dict[str, Body] = {
         load_spec=_myo_spec("myofullbody"),
         hands={side: f"capitate_{side[0]}" for side in SIDES},
         **_MYO_COMMON,  # type: ignore[arg-type]
+    ),
+    "myohand": Body(
+        name="myohand",
+        summary="MyoSuite right hand and forearm, 39 muscles, 23 joints, 2 ms step (myo-sim); manipulation",
+        actuator_kind="muscle",
+        load_spec=_myo_spec("myohand"),
+        root="Full Body",
+        pelvis="ulna_r",  # the forearm's fixed bone stands in for the root: hand scenes hide the torso
+        torso="torso",
+        head="head",
+        feet={},
+        heels={},
+        toes={},
+        joints={"forearm_rotation": JointRef("pro_sup_r"), "wrist_flexion": JointRef("flexion_r"),
+                "wrist_deviation": JointRef("deviation_r"), "thumb_flexion": JointRef("cmc_flexion_r"),
+                "thumb_abduction": JointRef("cmc_abduction_r"), "index_flexion": JointRef("mcp2_flexion_r"),
+                "middle_flexion": JointRef("mcp3_flexion_r"), "ring_flexion": JointRef("mcp4_flexion_r"),
+                "little_flexion": JointRef("mcp5_flexion_r")},
+        sole_offset=0.0,
+        fingertips={"thumb": PointRef("distal_thumb_r", (0.018, -0.024, -0.008)), **_MYOHAND_TIPS},
+        palm=PointRef("thirdmc_r", (0.0, -0.01, 0.0)),
+        wrist="lunate_r",
+        forearm="radius_r",
     ),
 }
 """Every body rewardloop can simulate, by registry name."""

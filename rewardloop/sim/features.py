@@ -75,8 +75,66 @@ def _vocabulary() -> dict[str, FeatureDoc]:
                                              f"magnitude of the ground reaction force on the {side} foot")
         v[f"{side}_hand_pos"] = FeatureDoc("[B, T, 3]", "m", f"{side} hand position; torso_pos on a body "
                                            "without arms (myolegs)")
-    return v
+    hand = _hand_vocabulary()
+    for joint in HAND_JOINTS:
+        hand[f"{joint}_vel"] = FeatureDoc("[B, T]", "rad/s", f"rate of {joint}; hand bodies only")
+    return v | hand
 
+
+def _hand_vocabulary() -> dict[str, FeatureDoc]:
+    """Features of a hand and the object it holds: present on hand bodies (myohand) and, for the object, in a
+    scene with one (cube-rotate, bottle-pour); a reward reading them is for manipulation tasks only."""
+    hand = "; hand bodies only"
+    obj = "; scenes with an object only"
+    return {
+        "fingertip_pos": FeatureDoc("[B, T, 5, 3]", "m", "fingertip positions, thumb, index, middle, ring, little"
+                                    + hand),
+        "palm_pos": FeatureDoc("[B, T, 3]", "m", "centre of the palm" + hand),
+        "wrist_pos": FeatureDoc("[B, T, 3]", "m", "wrist position" + hand),
+        "forearm_rotation": FeatureDoc("[B, T]", "rad", "forearm pronation/supination angle, + turns the thumb "
+                                       "towards the palm's side (MJCF pro_sup)" + hand),
+        "wrist_flexion": FeatureDoc("[B, T]", "rad", "wrist flexion, + bends the palm towards the forearm" + hand),
+        "wrist_deviation": FeatureDoc("[B, T]", "rad", "wrist radial (+) / ulnar (-) deviation" + hand),
+        "thumb_flexion": FeatureDoc("[B, T]", "rad", "thumb carpometacarpal flexion" + hand),
+        "thumb_abduction": FeatureDoc("[B, T]", "rad", "thumb carpometacarpal abduction" + hand),
+        **{f"{finger}_flexion": FeatureDoc("[B, T]", "rad", f"{finger} finger knuckle (MCP) flexion, 0 straight"
+                                           + hand) for finger in ("index", "middle", "ring", "little")},
+        "object_pos": FeatureDoc("[B, T, 3]", "m", "centre of the object (cube or bottle)" + obj),
+        "object_quat": FeatureDoc("[B, T, 4]", "-", "object orientation as a unit quaternion (w, x, y, z)" + obj),
+        "object_vel": FeatureDoc("[B, T, 3]", "m/s", "object linear velocity" + obj),
+        "object_angvel": FeatureDoc("[B, T, 3]", "rad/s", "object angular velocity (world frame)" + obj),
+        "object_up": FeatureDoc("[B, T, 3]", "-", "unit vector of the object's own up axis; (0, 0, 1) upright" + obj),
+        "object_tilt": FeatureDoc("[B, T]", "rad", "angle of the object's up axis from vertical (π/2 lying, π "
+                                  "upside down)" + obj),
+        "object_turn": FeatureDoc("[B, T]", "rad", "rotation of the object about the vertical since the start, "
+                                  "+ is to the left (counter-clockwise from above); unwrapped" + obj),
+        "mouth_pos": FeatureDoc("[B, T, 3]", "m", "the object's reference point: the bottle's mouth, the cube's "
+                                "centre" + obj),
+        "goal_pos": FeatureDoc("[B, T, 3]", "m", "where mouth_pos should be: the cube's goal centre, the pour "
+                               "target above the cup" + obj),
+        "goal_quat": FeatureDoc("[B, T, 4]", "-", "the goal orientation (w, x, y, z)" + obj),
+        "goal_distance": FeatureDoc("[B, T]", "m", "distance from mouth_pos to goal_pos" + obj),
+        "goal_angle": FeatureDoc("[B, T]", "rad", "rotation angle from the object's orientation to the goal's, in "
+                                 "[0, π]" + obj),
+        "fingertip_distance": FeatureDoc("[B, T, 5]", "m", "distance of each fingertip from the object's centre"
+                                         + obj),
+        "fingertip_contact": FeatureDoc("[B, T, 5]", "0/1", "1 where each fingertip touches the object" + obj),
+        "palm_contact": FeatureDoc("[B, T]", "0/1", "1 when the palm touches the object" + obj),
+        "hand_contact": FeatureDoc("[B, T]", "count", "contacts between any part of the hand and the object" + obj),
+        "grip_force": FeatureDoc("[B, T]", "N", "magnitude of the net contact force of the hand on the object"
+                                 + obj),
+        "object_table_contact": FeatureDoc("[B, T]", "0/1", "1 when the object touches its table" + obj),
+        "object_floor_contact": FeatureDoc("[B, T]", "0/1", "1 when the object touches the floor (dropped)" + obj),
+        "dropped": FeatureDoc("[B, T]", "0/1", "1 from the first sample at which the object touched the floor or "
+                              "fell 10 cm below its start" + obj),
+        "at_goal": FeatureDoc("[B, T]", "0/1", "1 where the object is at its goal: within goal_radius of goal_pos, "
+                              "within goal_angle_tolerance of the goal orientation, tilted at least min_tilt" + obj),
+    }
+
+
+HAND_JOINTS = ("forearm_rotation", "wrist_flexion", "wrist_deviation", "thumb_flexion", "thumb_abduction",
+               "index_flexion", "middle_flexion", "ring_flexion", "little_flexion")
+"""Semantic joints of a hand body (its `joints` map)."""
 
 _SIGN_NOTE = {
     "hip_flexion": "+ swings the thigh forward",
@@ -88,12 +146,19 @@ _SIGN_NOTE = {
 
 FEATURES: dict[str, FeatureDoc] = _vocabulary()
 """The whole vocabulary: name -> shape, units, meaning."""
+HAND_FEATURES: tuple[str, ...] = tuple(name for name, doc in FEATURES.items() if "only" in doc.meaning
+                                       and ("hand bodies" in doc.meaning or "object" in doc.meaning))
+"""The features only hand bodies (and, for the object's, scenes with an object) have."""
 
 SCALARS: dict[str, FeatureDoc] = {
     "dt": FeatureDoc("scalar", "s", "time between samples (the physics timestep)"),
     "mass": FeatureDoc("scalar", "kg", "total body mass"),
     "weight": FeatureDoc("scalar", "N", "body weight, mass × 9.81; divide forces by it to normalise"),
     "standing_height": FeatureDoc("scalar", "m", "root_height of the standing pose at the start"),
+    "goal_radius": FeatureDoc("scalar", "m", "manipulation: goal_distance within which the object is at its goal"),
+    "goal_angle_tolerance": FeatureDoc("scalar", "rad", "manipulation: goal_angle within which the orientation is "
+                                       "at its goal (π: any)"),
+    "min_tilt": FeatureDoc("scalar", "rad", "manipulation: object_tilt the goal needs at least (0: any)"),
 }
 """Per-body constants available as attributes beside the arrays."""
 
@@ -169,9 +234,29 @@ def compute_features(scene: CompiledScene, initial_state: np.ndarray, state: np.
     arrays: dict[str, np.ndarray] = {"time": before[..., 0].copy()}
     arrays.update(_body_features(scene, sense))
     arrays.update(_joint_features(scene, before))
-    arrays.update(_foot_features(scene, sense))
+    arrays.update(_foot_features(scene, sense) if scene.body.feet else _no_feet(sense, arrays["root_pos"]))
     arrays.update(_actuator_features(scene, sense, before, control))
+    if scene.body.fingertips:
+        from rewardloop.sim.object_features import hand_features, object_features
+
+        arrays.update(hand_features(sense))
+        if scene.scene.manipulation is not None:
+            arrays.update(object_features(sense, scene.scene.manipulation))
     return Features(arrays, _scalars(scene))
+
+
+def _no_feet(sense: _SensorReader, root_pos: np.ndarray) -> dict[str, np.ndarray]:
+    """Foot features of a body without feet (a hand): at the root, never in contact, no force; any contact of the
+    body with the ground is non-foot contact."""
+    zeros = np.zeros(root_pos.shape[:2])
+    out = {"nonfoot_contact": sense("all_contact")[..., 0].copy()}
+    for side in SIDES:
+        for name in ("heel_pos", "toe_pos", "foot_pos"):
+            out[f"{side}_{name}"] = root_pos.copy()
+        out[f"{side}_foot_vel"] = np.zeros_like(root_pos)
+        for name in ("foot_height", "foot_contact", "foot_force"):
+            out[f"{side}_{name}"] = zeros.copy()
+    return out
 
 
 class _SensorReader:
@@ -259,4 +344,9 @@ def _actuator_features(scene: CompiledScene, sense: _SensorReader, before: np.nd
 def _scalars(scene: CompiledScene) -> dict[str, float]:
     model = scene.model
     mass = float(model.body_subtreemass[model.body(scene.body.root).id])
-    return {"dt": scene.dt, "mass": mass, "weight": mass * 9.81, "standing_height": scene.standing_height}
+    out = {"dt": scene.dt, "mass": mass, "weight": mass * 9.81, "standing_height": scene.standing_height}
+    manipulation = scene.scene.manipulation
+    if manipulation is not None:
+        out |= {"goal_radius": manipulation.goal_radius_m, "goal_angle_tolerance": manipulation.goal_angle_rad,
+                "min_tilt": manipulation.min_tilt_rad}
+    return out

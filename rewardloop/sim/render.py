@@ -99,22 +99,39 @@ def _render_state(renderer: mujoco.Renderer, scene: CompiledScene, data: mujoco.
     """[H, W * n_views, 3] image of one state from every configured view."""
     mujoco.mj_setState(scene.model, data, state, STATE_SPEC)
     mujoco.mj_forward(scene.model, data)
-    pelvis = data.site("rl_pelvis").xpos
-    ground = float(scene.scene.terrain.height(pelvis[0], pelvis[1]))
-    lookat = np.array([pelvis[0], pelvis[1], ground + 0.75 * scene.standing_height])
+    lookat, zoom = _framing(scene, data)
+    option = mujoco.MjvOption()
+    option.flags[mujoco.mjtVisFlag.mjVIS_TENDON] = not scene.body.fingertips  # a hand's tendons hide its fingers
     tiles = []
     for name in config.views:
-        renderer.update_scene(data, camera=_camera(VIEWS[name], lookat))
+        renderer.update_scene(data, camera=_camera(VIEWS[name], lookat, zoom), scene_option=option)
         _set_flags(renderer.scene, config.shadows)
         tiles.append(renderer.render())
     return np.concatenate(tiles, axis=1)
 
 
-def _camera(view: View, lookat: np.ndarray) -> mujoco.MjvCamera:
+HAND_ZOOM = 0.14
+"""A hand scene's cameras stand this fraction of a view's distance away: about 45 cm, the hand and object filling
+the frame."""
+
+
+def _framing(scene: CompiledScene, data: mujoco.MjData) -> tuple[np.ndarray, float]:
+    """([3] point the cameras look at, distance factor): a hand scene's midpoint of the palm and the goal point
+    (the object when it has none), zoomed in; else the pelvis at three quarters of standing height."""
+    if scene.body.fingertips:
+        palm = data.site("rl_palm").xpos
+        goal = data.site("rl_goal_point").xpos if scene.scene.manipulation is not None else palm
+        return (palm + goal) / 2, HAND_ZOOM
+    pelvis = data.site("rl_pelvis").xpos
+    ground = float(scene.scene.terrain.height(pelvis[0], pelvis[1]))
+    return np.array([pelvis[0], pelvis[1], ground + 0.75 * scene.standing_height]), 1.0
+
+
+def _camera(view: View, lookat: np.ndarray, zoom: float = 1.0) -> mujoco.MjvCamera:
     camera = mujoco.MjvCamera()
     camera.type = mujoco.mjtCamera.mjCAMERA_FREE
     camera.lookat[:] = lookat
-    camera.azimuth, camera.elevation, camera.distance = view.azimuth, view.elevation, view.distance
+    camera.azimuth, camera.elevation, camera.distance = view.azimuth, view.elevation, view.distance * zoom
     return camera
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.bodies import SIDES, Body, _quiet_stderr, get_body
+from rewardloop.sim.hand import Manipulation
 from rewardloop.sim.terrain import Terrain, add_terrain
 
 STATE_SPEC = mujoco.mjtState.mjSTATE_FULLPHYSICS
@@ -90,14 +91,20 @@ class Scene:
     """(group, strength factor) pairs; the group's actuators keep `factor` of their strength."""
     start_speed: float = 0.0
     """Forward speed of the whole body in its standing pose at the start (m/s): 0 starts standing still,
-    WALKING_START_SPEED is the walking start every locomotion comparison uses."""
+    WALKING_START_SPEED is the walking start every locomotion comparison uses. A hand scene starts at rest."""
     physics: Physics = field(default_factory=Physics)
     """Changes to the physics for robustness tests (none by default)."""
+    manipulation: Manipulation | None = None
+    """The object a hand holds and its goal (bodies with fingertips only); None: no object."""
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.start_speed) and 0.0 <= self.start_speed <= 3.0):
             raise UserError(f"start_speed must be within [0, 3] m/s, got {self.start_speed}")
         body = get_body(self.body)
+        if self.manipulation is not None and not body.fingertips:
+            hands = ", ".join(name for name, b in _bodies().items() if b.fingertips)
+            raise UserError(f"{self.body} has no hand to hold {self.manipulation.describe()}; object tasks need a "
+                            f"body with a hand: {hands}")
         for group, factor in self.injury:
             if group not in body.muscle_groups:
                 raise unknown_name(f"injury group for {self.body}", group, body.muscle_groups)
@@ -111,6 +118,8 @@ class Scene:
             text += ", injured: " + ", ".join(f"{g} at {f:.0%}" for g, f in self.injury)
         if self.start_speed:
             text += f", starting at {self.start_speed:g} m/s"
+        if self.manipulation is not None:
+            text = f"{self.body} holding {self.manipulation.describe()}"
         if self.physics != Physics():
             default = dataclasses.asdict(Physics())
             text += ", physics " + ", ".join(f"{k}={v:.3g}" for k, v in dataclasses.asdict(self.physics).items()
@@ -176,6 +185,10 @@ def compile_scene(scene: Scene) -> CompiledScene:
     """Build, compile and lay out a scene (cached: the last 32 scenes compile once per process; a bounded cache,
     since a search on rough grounds drawn afresh every generation compiles thousands, ~15 MB each)."""
     body = get_body(scene.body)
+    if body.fingertips:
+        from rewardloop.sim.hand_scene import compile_hand_scene
+
+        return compile_hand_scene(scene)
     with _quiet_stderr():
         spec = body.load_spec()
         _strip_world(spec)
@@ -195,6 +208,12 @@ def compile_scene(scene: Scene) -> CompiledScene:
     state[1 + model.nq] = scene.start_speed  # the root's free joint: its linear velocity comes first in qvel
     standing = float(pelvis[2] - scene.terrain.height(pelvis[0], pelvis[1]))
     return CompiledScene(scene, model, state, _layout(model, body), standing)
+
+
+def _bodies() -> dict[str, Body]:
+    from rewardloop.sim.bodies import BODIES
+
+    return BODIES
 
 
 def _strip_world(spec: mujoco.MjSpec) -> None:
@@ -246,7 +265,7 @@ def _add_semantic_sites(spec: mujoco.MjSpec, body: Body, model: mujoco.MjModel, 
         quat = np.empty(4)
         mujoco.mju_mat2Quat(quat, data.body(mjcf).xmat.reshape(3, 3).T.copy().ravel())
         spec.body(mjcf).add_site(name=f"rl_{part}", quat=list(quat), size=[0.02, 0.02, 0.02], group=5)
-    for side in SIDES:
+    for side in SIDES if body.feet else ():  # a hand has no feet
         for point, ref in (("heel", body.heels[side]), ("toe", body.toes[side])):
             spec.body(ref.body).add_site(name=f"rl_{side}_{point}", pos=list(ref.pos), size=[0.015] * 3, group=5)
 
@@ -268,7 +287,7 @@ def _add_sensors(spec: mujoco.MjSpec, body: Body) -> None:
     _add_sensor(spec, "rl_com_pos", S.mjSENS_SUBTREECOM, OBS.mjOBJ_BODY, body.root)
     _add_sensor(spec, "rl_com_vel", S.mjSENS_SUBTREELINVEL, OBS.mjOBJ_BODY, body.root)
     found_force = [1 | 2, 3, 1]  # data = found | force, reduce = netforce, num = 1
-    for side in SIDES:
+    for side in SIDES if body.feet else ():  # a hand has no feet
         for point in ("heel", "toe"):
             _add_sensor(spec, f"rl_{side}_{point}_pos", S.mjSENS_FRAMEPOS, OBS.mjOBJ_SITE, f"rl_{side}_{point}")
             _add_sensor(spec, f"rl_{side}_{point}_vel", S.mjSENS_FRAMELINVEL, OBS.mjOBJ_SITE,

@@ -160,9 +160,14 @@ class RecedingHorizon:
 
 
 def make_plant(scene: CompiledScene, space: str, planner: PlannerConfig) -> Plant:
-    """The plant a kind of plan drives on this scene's body: 'posture' targets or 'raw' controls."""
+    """The plant a kind of plan drives on this scene's body: 'posture' targets (gripping the object in a hand
+    scene) or 'raw' controls."""
     if space == "raw":
         return RawControls(scene, planning_dt=planner.planning_dt)
+    if scene.scene.manipulation is not None:  # a hand holding an object: the first plan grips it
+        from rewardloop.control.grip import GripMuscle
+
+        return GripMuscle(scene, planner.muscle, planning_dt=planner.planning_dt)
     if scene.body.actuator_kind == "muscle":
         return PostureMuscle(scene, planner.muscle, planning_dt=planner.planning_dt)
     return PosturePD(scene, planner.pd, planning_dt=planner.planning_dt)

@@ -1,0 +1,58 @@
+"""In-hand manipulation with the posture-space planner: a muscle plant whose nominal posture grips the object.
+
+MuJoCo MPC plans its Allegro cube task by sampling around the previous plan over a few hundred milliseconds; the
+hand's nominal posture is part of the task. Here the hand starts with its fingers resting against the object
+(`rewardloop.sim.hand_scene.close_fingers`); the planner's first plan asks every closing joint to go `squeeze`
+rad further, into the object, so that the muscles press and friction holds it, and the samples perturb that
+plan as any other. Everything else (the muscle controller, rollouts, updates) is the posture plant's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rewardloop.control.config import PlannerConfig
+from rewardloop.control.muscles import MuscleGains
+from rewardloop.control.plants import PostureMuscle
+from rewardloop.sim.hand import placement
+from rewardloop.sim.scene import CompiledScene
+
+MANIPULATION_PLANNER = PlannerConfig(samples=32, horizon_s=0.5, replan_every=25, planning_dt=0.004, knots=5,
+                                     noise=0.04, muscle=MuscleGains(interval_s=0.004))
+"""Planner settings of object tasks: MuJoCo MPC plans its Allegro cube task over about 0.25 s; 32 samples
+replanned every 50 ms keep a 5-s motion within about two minutes on two shared cores."""
+SQUEEZE_RAD = 0.05
+"""How far beyond its resting contact each closing joint's first target goes (rad, towards the fist)."""
+FINGER_BAND_RAD = 0.15
+"""The finger and thumb targets stay within this much of the gripping posture (rad): the planner moves the forearm
+and the wrist freely and the fingers only to adjust the grip, so that its samples do not open the hand."""
+FREE_JOINTS = ("pro_sup_r", "flexion_r", "deviation_r")
+"""MJCF joints the planner moves over their whole range: forearm rotation and the wrist."""
+
+
+class GripMuscle(PostureMuscle):
+    """Target postures through the muscle controller; the first plan closes the grip on the object, and the finger
+    targets stay near that grip (FINGER_BAND_RAD) while the forearm and wrist range freely."""
+
+    def __init__(self, scene: CompiledScene, gains: MuscleGains, *, planning_dt: float | None,
+                 squeeze: float = SQUEEZE_RAD):
+        super().__init__(scene, gains, planning_dt=planning_dt)
+        self.squeeze = self._squeeze_vector(squeeze)
+        grip = np.clip(super().start(scene.initial_state) + self.squeeze, self.low, self.high)
+        banded = np.array([name not in FREE_JOINTS for name in self.space.names])
+        self.low = np.where(banded, np.maximum(self.low, grip - FINGER_BAND_RAD), self.low)
+        self.high = np.where(banded, np.minimum(self.high, grip + FINGER_BAND_RAD), self.high)
+
+    def _squeeze_vector(self, squeeze: float) -> np.ndarray:
+        """[J] offset of the first plan from the current posture: `squeeze` rad along each closing joint's
+        direction towards the fist, 0 on the other joints."""
+        offset = np.zeros(len(self.low))
+        grip = placement(self.scene.scene.manipulation).grip
+        fist = {joint: angle for joints in grip.values() for joint, angle in joints.items()}
+        for index, name in enumerate(self.space.names):
+            if name in fist:
+                offset[index] = squeeze * np.sign(fist[name] - self.scene.initial_state[1 + self.space.qpos_adr[index]])
+        return offset
+
+    def start(self, state: np.ndarray) -> np.ndarray:
+        return np.clip(super().start(state) + self.squeeze, self.low, self.high)

@@ -1,0 +1,236 @@
+"""Compiling a hand scene: the forearm placed over a table, the object and its goal, and the sensors that the
+hand and object features read (see `rewardloop.sim.hand` for the setting)."""
+
+from __future__ import annotations
+
+import mujoco
+import numpy as np
+
+from rewardloop.sim.bodies import Body, _quiet_stderr, get_body
+from rewardloop.sim.hand import (
+    BOTTLE_HALF_M,
+    CUBE_HALF_M,
+    FINGERS,
+    NECK_HALF_M,
+    Manipulation,
+    Placement,
+    add_bottle,
+    add_cube,
+    add_ghost,
+    add_post,
+    add_table,
+    hide_scaffold,
+    place_hand,
+    placement,
+)
+from rewardloop.sim.scene import (
+    OBS,
+    CompiledScene,
+    Scene,
+    _add_semantic_sites,
+    _add_sensor,
+    _add_sensors,
+    _apply_injury,
+    _apply_physics,
+    _layout,
+    _set_visual,
+    _state_of,
+    _strip_world,
+)
+from rewardloop.sim.terrain import add_terrain
+
+PINCH_DROP_M = 0.012
+"""A pinched object's centre lies this far below the pinch point along the forearm's axis, clear of the palm (m)."""
+PALM_BODIES = ("secondmc_r", "thirdmc_r", "fourthmc_r", "fifthmc_r")
+"""MJCF bodies of the palm whose contact with the object is palm contact."""
+
+
+def compile_hand_scene(scene: Scene) -> CompiledScene:
+    """Build and compile a hand scene: the placed forearm, the object on its table with its goal ghost, sensors."""
+    body = get_body(scene.body)
+    where = placement(scene.manipulation)
+    with _quiet_stderr():
+        spec = body.load_spec()
+        _strip_world(spec)
+        add_terrain(spec, scene.terrain)
+        for geom in spec.worldbody.geoms:  # the hand model's default class leaves new geoms without contacts
+            geom.contype = geom.conaffinity = 1
+        hide_scaffold(spec, body.root, str(body.forearm))
+        place_hand(spec, spec.compile(), body.root, where.side_body, where)
+        placed = spec.compile()
+        qpos = _posed(placed, where)
+        if scene.manipulation is not None:
+            grip = _pinch_point(placed, qpos, where) if where.pinch else _grip(placed, body, qpos, where)
+            _add_object(spec, scene.manipulation, grip, qpos, where.elbow)
+        _add_semantic_sites(spec, body, placed, qpos)
+        _add_hand_sites(spec, body)
+        _add_sensors(spec, body)
+        _add_hand_sensors(spec, body, with_object=scene.manipulation is not None)
+        _set_visual(spec)
+        model = spec.compile()
+    _apply_injury(model, body, scene.injury)
+    _apply_physics(model, scene.physics)
+    full = model.qpos0.copy()
+    full[: placed.nq] = qpos
+    if scene.manipulation is not None:
+        full = close_fingers(model, full, where.grip)
+    state, pelvis = _state_of(model, full)
+    return CompiledScene(scene, model, state, _layout(model, body), float(pelvis[2]))
+
+
+CLOSING_GAP_M = 0.001
+"""A closed finger stops this far from the object (m): it rests against it without pressing."""
+
+
+def close_fingers(model: mujoco.MjModel, qpos: np.ndarray, grip: dict[str, dict[str, float]]) -> np.ndarray:
+    """[nq] the pose with each finger of `grip` curled from its starting angles towards the grip's until it rests
+    against the object: the hand starts holding the object, as MyoSuite's hold tasks do, without pressing."""
+    data = mujoco.MjData(model)
+    qpos = qpos.copy()
+    for joints in grip.values():
+        adr = [model.jnt_qposadr[model.joint(j).id] for j in joints]
+        start, end = qpos[adr].copy(), np.array(list(joints.values()))
+        low, high = 0.0, 1.0
+        for _ in range(12):  # bisect the fraction of the way to the fist at which the finger meets the object
+            middle = (low + high) / 2
+            qpos[adr] = start + middle * (end - start)
+            low, high = (low, middle) if _touches(model, data, qpos, joints) else (middle, high)
+        qpos[adr] = start + low * (end - start)
+    return qpos
+
+
+def _touches(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, joints: dict[str, float]) -> bool:
+    """Whether a body moved by `joints` comes within CLOSING_GAP_M of the object in pose qpos."""
+    data.qpos[:] = qpos
+    mujoco.mj_forward(model, data)
+    moving = {int(model.jnt_bodyid[model.joint(j).id]) for j in joints}
+    target = model.body("rl_object").id
+    for contact in data.contact[: data.ncon]:
+        bodies = {int(model.geom_bodyid[g]) for g in contact.geom}
+        if target in bodies and bodies & moving and contact.dist < CLOSING_GAP_M:
+            return True
+    return False
+
+
+def _posed(model: mujoco.MjModel, where: Placement) -> np.ndarray:
+    """[nq] the hand's starting pose."""
+    qpos = model.qpos0.copy()
+    for joint, angle in where.pose.items():
+        qpos[model.jnt_qposadr[model.joint(joint).id]] = angle
+    return qpos
+
+
+def _grip(model: mujoco.MjModel, body: Body, qpos: np.ndarray, where: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """([3] palm centre, [3] unit palm normal) in the start pose."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    mujoco.mj_kinematics(model, data)
+    palm = _point(model, data, body.palm.body, body.palm.pos)  # type: ignore[union-attr]
+    return palm - np.asarray(where.axis) * where.reach, np.asarray(where.palm_normal, float)
+
+
+def _pinch_point(model: mujoco.MjModel, qpos: np.ndarray, where: Placement) -> tuple[np.ndarray, np.ndarray]:
+    """([3] the point midway between the thumb tip and the index and middle tips in the grip pose, [3] zero): a
+    pinched object's centre."""
+    data = mujoco.MjData(model)
+    data.qpos[:] = qpos
+    for joints in where.grip.values():
+        for joint, angle in joints.items():
+            data.qpos[model.jnt_qposadr[model.joint(joint).id]] = angle
+    mujoco.mj_kinematics(model, data)
+    body = get_body("myohand")
+    tips = {finger: _point(model, data, body.fingertips[finger].body, body.fingertips[finger].pos)
+            for finger in ("thumb", "index", "middle")}
+    centre = (tips["thumb"] + (tips["index"] + tips["middle"]) / 2) / 2
+    return centre + np.asarray(where.axis) * -PINCH_DROP_M, np.zeros(3)
+
+
+def _point(model: mujoco.MjModel, data: mujoco.MjData, body: str, pos: tuple[float, float, float]) -> np.ndarray:
+    i = model.body(body).id
+    return data.xpos[i] + data.xmat[i].reshape(3, 3) @ np.asarray(pos)
+
+
+def _yaw_quat(angle: float) -> np.ndarray:
+    return np.array([np.cos(angle / 2), 0.0, 0.0, np.sin(angle / 2)])
+
+
+def _add_object(spec: mujoco.MjSpec, manipulation: Manipulation, grip: tuple[np.ndarray, np.ndarray],
+                qpos: np.ndarray, elbow: tuple[float, float, float]) -> None:
+    """The object against the palm, on its table, and its goal."""
+    palm, normal = grip
+    cube = manipulation.object == "cube"
+    pinched = not normal.any()
+    drop = np.array([0.0, 0.0, 0.0 if pinched else -0.035 if cube else -BOTTLE_HALF_M - 0.015])
+    body = add_cube(spec, palm + drop) if cube else add_bottle(spec, palm + drop)
+    offset = 0.0 if pinched else _resting_offset(spec, qpos, palm + drop, normal)
+    centre = palm + drop + offset * normal
+    body.pos = list(centre + (0 if cube else np.array([0.0, 0.0, BOTTLE_HALF_M])))
+    if cube:
+        add_post(spec, (centre[0], centre[1], centre[2] - CUBE_HALF_M), 0.019)
+        add_ghost(spec, "cube", centre, _yaw_quat(np.radians(manipulation.turn_deg)))
+        return
+    base = centre
+    add_table(spec, (base[0], base[1], base[2]), (0.05, 0.05))
+    tilt = np.radians(manipulation.tilt_deg) * (1.0 if manipulation.side == "left" else -1.0)
+    quat = np.array([np.cos(tilt / 2), -np.sin(tilt / 2), 0.0, 0.0])  # about -x: the top tips towards +y (left)
+    rotation = np.empty(9)
+    mujoco.mju_quat2Mat(rotation, quat)
+    pivot = np.array([base[0], elbow[1], elbow[2]])  # on the forearm's rotation axis, across the grip
+    middle = base + np.array([0.0, 0.0, BOTTLE_HALF_M])
+    mouth = base + np.array([0.0, 0.0, 2 * BOTTLE_HALF_M + 2 * NECK_HALF_M])
+    turn = rotation.reshape(3, 3)
+    add_ghost(spec, "bottle", pivot + turn @ (middle - pivot), quat, mouth=pivot + turn @ (mouth - pivot))
+
+
+def _resting_offset(spec: mujoco.MjSpec, qpos: np.ndarray, start: np.ndarray, normal: np.ndarray) -> float:
+    """How far (m) along the palm normal from `start` the object (the spec's last free body) first clears the hand
+    by CLOSING_GAP_M: it rests against the palm."""
+    model = spec.compile()
+    data = mujoco.MjData(model)
+    free = model.jnt_qposadr[model.joint("rl_object_free").id]
+    low, high = 0.0, 0.12
+    for _ in range(14):
+        middle = (low + high) / 2
+        data.qpos[: len(qpos)] = qpos
+        data.qpos[free: free + 3] = model.qpos0[free: free + 3] + middle * normal
+        mujoco.mj_forward(model, data)
+        hit = any(contact.dist < CLOSING_GAP_M for contact in data.contact)
+        low, high = (middle, high) if hit else (low, middle)
+    return high
+
+
+def _add_hand_sites(spec: mujoco.MjSpec, body: Body) -> None:
+    for finger, ref in body.fingertips.items():
+        spec.body(ref.body).add_site(name=f"rl_{finger}_tip", pos=list(ref.pos), size=[0.004] * 3, group=5)
+    palm = body.palm
+    assert palm is not None
+    spec.body(palm.body).add_site(name="rl_palm", pos=list(palm.pos), size=[0.006] * 3, group=5)
+
+
+def _add_hand_sensors(spec: mujoco.MjSpec, body: Body, *, with_object: bool) -> None:
+    """Fingertip, palm and wrist positions; with an object, its pose, velocity, contacts and goal."""
+    S = mujoco.mjtSensor
+    for finger in FINGERS:
+        _add_sensor(spec, f"rl_{finger}_tip_pos", S.mjSENS_FRAMEPOS, OBS.mjOBJ_SITE, f"rl_{finger}_tip")
+    _add_sensor(spec, "rl_palm_pos", S.mjSENS_FRAMEPOS, OBS.mjOBJ_SITE, "rl_palm")
+    _add_sensor(spec, "rl_wrist_pos", S.mjSENS_FRAMEPOS, OBS.mjOBJ_XBODY, str(body.wrist))
+    if not with_object:
+        return
+    for name, kind in (("pos", S.mjSENS_FRAMEPOS), ("linvel", S.mjSENS_FRAMELINVEL),
+                       ("angvel", S.mjSENS_FRAMEANGVEL), ("zaxis", S.mjSENS_FRAMEZAXIS)):
+        _add_sensor(spec, f"rl_object_{name}", kind, OBS.mjOBJ_SITE, "rl_object_centre")
+    _add_sensor(spec, "rl_object_quat", S.mjSENS_FRAMEQUAT, OBS.mjOBJ_XBODY, "rl_object")
+    _add_sensor(spec, "rl_mouth_pos", S.mjSENS_FRAMEPOS, OBS.mjOBJ_SITE, "rl_object_mouth")
+    _add_sensor(spec, "rl_goal_pos", S.mjSENS_FRAMEPOS, OBS.mjOBJ_SITE, "rl_goal_point")
+    _add_sensor(spec, "rl_goal_quat", S.mjSENS_FRAMEQUAT, OBS.mjOBJ_XBODY, "rl_goal")
+    found_force = [1 | 2, 3, 1]
+    touching = {f"{finger}_tip": body.fingertips[finger].body for finger in FINGERS}
+    touching |= {f"palm{k}": name for k, name in enumerate(PALM_BODIES)}
+    for name, part in touching.items():
+        _add_sensor(spec, f"rl_{name}_contact", S.mjSENS_CONTACT, OBS.mjOBJ_BODY, part, reftype=OBS.mjOBJ_BODY,
+                    refname="rl_object", intprm=found_force)
+    _add_sensor(spec, "rl_hand_contact", S.mjSENS_CONTACT, OBS.mjOBJ_XBODY, str(body.wrist),
+                reftype=OBS.mjOBJ_BODY, refname="rl_object", intprm=found_force)
+    for name, other in (("table", "rl_table"), ("floor", "world")):
+        _add_sensor(spec, f"rl_object_{name}_contact", S.mjSENS_CONTACT, OBS.mjOBJ_BODY, "rl_object",
+                    reftype=OBS.mjOBJ_BODY, refname=other, intprm=found_force)

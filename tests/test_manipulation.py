@@ -1,0 +1,175 @@
+"""The muscle hand's object tasks: body, hand scenes, object features, library terms, tasks, spec, critic, errors."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from rewardloop.control.metrics import batch_metrics
+from rewardloop.critic import BuiltinCritic
+from rewardloop.errors import UserError
+from rewardloop.reward import library as lib
+from rewardloop.reward.canonical import canonical
+from rewardloop.reward.check import check_program
+from rewardloop.sim.bodies import BODIES
+from rewardloop.sim.hand import FINGERS, Manipulation
+from rewardloop.sim.object_features import rotation_angle, yaw_of
+from rewardloop.sim.render import RenderConfig, render
+from rewardloop.sim.rollout import Simulator
+from rewardloop.sim.scene import Scene, compile_scene
+from rewardloop.spec import spec_from_description
+from rewardloop.tasks import get_task, task_from_description
+
+
+def _rest(task_name: str, nstep: int = 100):
+    """(compiled scene, features [1, nstep]) of the task's hand with its muscles at rest."""
+    scene = compile_scene(get_task(task_name).scene)
+    with Simulator(scene, nthread=1) as sim:
+        rollouts = sim.open_loop(np.zeros((1, nstep, scene.model.nu)), initial_state=scene.initial_state[None])
+    return scene, rollouts
+
+
+def test_myohand_is_a_registered_hand_with_a_semantic_map():
+    body = BODIES["myohand"]
+    assert body.actuator_kind == "muscle" and tuple(body.fingertips) == FINGERS
+    assert body.palm is not None and body.wrist and body.forearm
+    listed = subprocess.run([sys.executable, "-m", "rewardloop.cli", "bodies", "--fast"], capture_output=True,
+                            text=True)
+    assert "myohand" in listed.stdout
+
+
+@pytest.mark.parametrize("task_name", ["cube-rotate", "bottle-pour"])
+def test_hand_scene_starts_at_rest_around_the_object(task_name):
+    scene, rollouts = _rest(task_name)
+    model = scene.model
+    assert model.nu == 39 and model.body("rl_goal").mocapid[0] >= 0  # the goal is a ghost, not a weld
+    ghost = [g for g in range(model.ngeom) if model.geom_bodyid[g] == model.body("rl_goal").id]
+    assert all(model.geom_contype[g] == 0 and model.geom_conaffinity[g] == 0 for g in ghost)
+    features = rollouts.features(scene)
+    assert features.fingertip_pos.shape == (1, 100, 5, 3)
+    assert features.fingertip_contact.shape == (1, 100, 5)
+    moved = np.linalg.norm(features.object_pos[0, -1] - features.object_pos[0, 0])
+    assert moved < 0.01  # resting 0.2 s with relaxed muscles: the object stays put, nothing explodes
+    assert features.dropped.max() == 0
+
+
+def test_goal_errors_at_the_start_follow_the_goal():
+    scene, rollouts = _rest("cube-rotate", 2)
+    features = rollouts.features(scene)
+    # the cube's goal is its start turned 90° about the vertical, at the same place
+    assert features.goal_angle[0, 0] == pytest.approx(math.pi / 2, abs=1e-3)
+    assert features.goal_distance[0, 0] == pytest.approx(0.0, abs=1e-6)
+    scene, rollouts = _rest("bottle-pour", 2)
+    features = rollouts.features(scene)
+    assert features.goal_angle[0, 0] == pytest.approx(math.radians(110), abs=1e-3)  # upright vs tilted 110°
+    assert features.object_tilt[0, 0] == pytest.approx(0.0, abs=1e-3)
+
+
+def test_rotation_angle_and_yaw_match_a_plain_loop():
+    rng = np.random.default_rng(0)
+    q = rng.normal(size=(4, 3, 4))
+    r = rng.normal(size=(4, 3, 4))
+    q /= np.linalg.norm(q, axis=-1, keepdims=True)
+    r /= np.linalg.norm(r, axis=-1, keepdims=True)
+    expected = np.array([[2 * math.acos(min(1.0, abs(float(np.dot(q[i, j], r[i, j]))))) for j in range(3)]
+                         for i in range(4)])
+    np.testing.assert_allclose(rotation_angle(q, r), expected, atol=1e-9)
+    quarter = np.array([math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4)])  # 90° about z
+    assert yaw_of(quarter) == pytest.approx(math.pi / 2)
+    assert rotation_angle(np.array([1.0, 0, 0, 0]), quarter) == pytest.approx(math.pi / 2)
+
+
+class _F(dict):
+    """A feature view for the terms: keys and attributes."""
+
+    def __getattr__(self, name):
+        return self[name]
+
+
+def test_manipulation_terms_by_hand():
+    f = _F(fingertip_contact=np.array([[[1, 1, 0, 0, 0]]], float), palm_contact=np.array([[0.0]]),
+           goal_distance=np.array([[0.03]]), goal_angle=np.array([[0.5]]), dropped=np.array([[1.0]]),
+           object_tilt=np.array([[1.0]]), object_turn=np.array([[1.0]]),
+           fingertip_distance=np.array([[[0.045, 0.075, 0.045, 0.045, 0.045]]]),
+           wrist_flexion=np.array([[0.3]]), wrist_deviation=np.array([[0.4]]))
+    assert lib.grasp(f, parts=3)[0, 0] == pytest.approx(2 / 3)  # two fingertips of three parts
+    assert lib.position_error(f)[0, 0] == pytest.approx(-0.03)
+    assert lib.orientation_error(f)[0, 0] == pytest.approx(-0.5)
+    assert lib.drop_penalty(f)[0, 0] == -1.0
+    assert lib.spill_angle(f, target=1.92)[0, 0] == pytest.approx(-0.92)  # tilt 1.0 rad short of 1.92
+    assert lib.object_turn(f, target=1.5)[0, 0] == pytest.approx(-0.5)
+    assert lib.object_reach(f, reach=0.045, sigma=0.03)[0, 0] == pytest.approx(math.exp(-0.006 / 0.03))  # 3 cm / 5
+    assert lib.wrist_posture(f)[0, 0] == pytest.approx(-(0.09 + 0.16))
+    with pytest.raises(ValueError, match="spill_angle"):
+        lib.spill_angle(f, target=0.0)
+
+
+@pytest.mark.parametrize("name", ["cube_rotate", "bottle_pour"])
+def test_reward_checker_passes_the_canonical_object_rewards(name):
+    scene = compile_scene(Scene("myohand", manipulation=Manipulation("cube" if name == "cube_rotate" else "bottle")))
+    report = check_program(canonical(name), scene)
+    assert report.passed, report.to_text()
+    assert {"position", "drop", "grasp"} <= set(report.terms)
+
+
+def test_spec_and_tasks_read_object_descriptions():
+    cube = spec_from_description("turn the cube 90 degrees to the left")
+    assert (cube.manipulation, cube.turn, cube.turn_deg) == ("cube", "left", 90.0)
+    clockwise = spec_from_description("rotate the die 45 degrees clockwise")
+    assert (clockwise.turn, clockwise.turn_deg) == ("right", 45.0)
+    pour = spec_from_description("pour the water into the cup on the right")
+    assert (pour.manipulation, pour.side) == ("bottle", "right")
+    task = task_from_description("rotate the cube a quarter turn", "myohand")
+    assert task.scene.manipulation == Manipulation("cube", turn_deg=90.0) and task.canonical == "cube_rotate"
+    assert "2 cm" in task.success_rule() and task.metric == "goal_error"
+    assert get_task("bottle-pour").scene.manipulation.side == "right"
+
+
+def test_object_task_on_a_body_without_a_hand_is_a_user_error():
+    with pytest.raises(UserError, match="no hand"):
+        task_from_description("rotate the cube a quarter turn", "myolegs")
+    with pytest.raises(UserError, match="no hand"):
+        get_task("cube-rotate", body="humanoid")
+    with pytest.raises(UserError, match="cannot walk"):
+        task_from_description("walk forward", "myohand")
+    with pytest.raises(UserError, match="turn"):
+        Manipulation("cube", turn_deg=500.0)
+    with pytest.raises(UserError, match="object"):
+        Manipulation("teapot")
+
+
+@pytest.mark.parametrize(("text", "body", "says"), [
+    ("rotate the cube a quarter turn", "myolegs", "no hand"),
+    ("turn the cube 500 degrees to the left", "myohand", "within [-120, 120] degrees"),
+])
+def test_cli_bad_object_input_is_one_line_exit_2(text, body, says, tmp_path):
+    run = subprocess.run([sys.executable, "-m", "rewardloop.cli", "run", text, "--body", body, "--out",
+                          str(tmp_path)], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert len(run.stderr.strip().splitlines()) == 1 and says in run.stderr
+
+
+def test_metrics_success_rule_and_critic_of_a_motionless_hand():
+    task = get_task("cube-rotate")
+    scene, rollouts = _rest("cube-rotate", 100)
+    features = rollouts.features(scene)
+    metrics = batch_metrics(features)[0]
+    # the cube has not turned: 90° from its goal, 4.5 times the 20° tolerance
+    assert metrics.object_orientation_error_deg == pytest.approx(90.0, abs=2.0)
+    assert metrics.goal_error == pytest.approx(4.5, abs=0.1) and not metrics.dropped
+    assert not task.achieved(metrics)
+    critique = BuiltinCritic().critique(task.description, scene, rollouts)
+    assert not critique.success and "cube" in critique.summary
+    assert "orientation_error" in {s.term for s in critique.suggestions}
+    assert set(s.term for s in critique.suggestions) <= set(lib.TERMS)
+
+
+def test_hand_keyframes_are_framed_on_the_hand():
+    scene, rollouts = _rest("cube-rotate", 20)
+    frames = render(scene, rollouts.states_with_initial(0), RenderConfig(width=64, height=48, fps=50))
+    assert frames.images.shape[1:] == (48, 64, 3)
+    assert frames.images.std() > 5  # the hand and cube fill the frame, not a blank floor
