@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_manipulation.py --task cube-rotate --seeds 0 1 2
 
 For each seed the loop's optimizer for object tasks (posture-space MPPI through the gripping muscle plant,
-`rewardloop.control.grip.MANIPULATION_PLANNER`) plans a 5-s motion against the task's canonical reward on two
+`rewardloop.control.planners.grip.MANIPULATION_PLANNER`) plans a 5-s motion against the task's canonical reward on two
 threads, from the hand resting around the object. Each row reports the object's final position error (the cube's
 centre, the bottle's mouth, cm), orientation error (deg), tilt from upright (deg), turn about the vertical (deg),
 whether it dropped, time at the goal, the task's success rule, and the wall time of the candidate. The result is
@@ -21,8 +21,8 @@ from pathlib import Path
 
 from rewardloop.bench.runner import machine
 from rewardloop.bench.steer import provenance
-from rewardloop.control.grip import MANIPULATION_PLANNER
 from rewardloop.control.optimizer import OptimizerConfig, optimize
+from rewardloop.control.planners.grip import MANIPULATION_PLANNER
 from rewardloop.errors import UserError, run_script
 from rewardloop.sim.scene import compile_scene
 from rewardloop.tasks import get_task

@@ -157,6 +157,24 @@ def beyond_table(names: Sequence[str], root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
+def manipulation_table(names: Sequence[str], root: Path = ROOT) -> str:
+    """Markdown: the muscle hand's object tasks (bench_manipulation.py), one line per task over its seeds, under the
+    provenance of each results file."""
+    results = [read_result(name, root) for name in names]
+    lines = [*(f"- {provenance_line(name, result)}" for name, result in zip(names, results, strict=True)), "",
+             "| task | success rule | seeds met | orientation error (°) | position error (cm) | tilt (°) | dropped | "
+             "wall per 5-s motion (s) |", "|---|---|---|---|---|---|---|---|"]
+    for result in results:
+        rows = result["rows"]
+        met = f"{sum(r['achieved'] for r in rows)}/{len(rows)}"
+        lines.append(f"| {result['task']} | {result['success_rule']} | {met} | "
+                     f"{_spread([r['orientation_error_deg'] for r in rows], '.1f')} | "
+                     f"{_spread([r['position_error_cm'] for r in rows], '.1f')} | "
+                     f"{_spread([r['tilt_deg'] for r in rows], '.0f')} | {sum(r['dropped'] for r in rows)} | "
+                     f"{_spread([r['wall_s'] for r in rows], '.0f')} |")
+    return "\n".join(lines)
+
+
 def mpc_table(name: str, root: Path = ROOT) -> str:
     """Markdown: posture-space MPC walking per body and ground (bench_control.py's summaries)."""
     result = read_result(name, root)
@@ -238,6 +256,8 @@ SECTIONS: dict[str, Callable[[Path], str]] = {
         ["steering_humanoid_plan.json", "steering_myolegs_plan.json", "steering_humanoid_search.json",
          "steering_humanoid_search_four_asks.json"], root),
     "results:mpc": lambda root: mpc_table("mpc_walking.json", root),
+    "results:manipulation": lambda root: manipulation_table(
+        ["manipulation_cube-rotate.json", "manipulation_bottle-pour.json"], root),
     "results:beyond": lambda root: beyond_table(["beyond_forward_humanoid.json", "beyond_forward_myolegs.json"], root),
     "results:local-server": lambda root: local_server_table(
         ["local_server_gemma3_270m_ctx4096.json", "local_server_gemma3_270m_ctx2048.json"], root),

@@ -450,7 +450,7 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     from rewardloop.sim.scene import compile_scene
 
     if task.manipulation:  # a hand holding an object: the gripping posture planner
-        from rewardloop.control.grip import MANIPULATION_PLANNER
+        from rewardloop.control.planners.grip import MANIPULATION_PLANNER
 
         return OptimizerConfig(kind="mppi", planner=MANIPULATION_PLANNER, nthread=1)
     spec = task.understood

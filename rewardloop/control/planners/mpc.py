@@ -165,7 +165,7 @@ def make_plant(scene: CompiledScene, space: str, planner: PlannerConfig) -> Plan
     if space == "raw":
         return RawControls(scene, planning_dt=planner.planning_dt)
     if scene.scene.manipulation is not None:  # a hand holding an object: the first plan grips it
-        from rewardloop.control.grip import GripMuscle
+        from rewardloop.control.planners.grip import GripMuscle
 
         return GripMuscle(scene, planner.muscle, planning_dt=planner.planning_dt)
     if scene.body.actuator_kind == "muscle":

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from rewardloop.control.config import PlannerConfig
-from rewardloop.control.muscles import MuscleGains
-from rewardloop.control.plants import PostureMuscle
+from rewardloop.control.controllers.muscles import MuscleGains
+from rewardloop.control.planners.plants import PostureMuscle
 from rewardloop.sim.hand import placement
 from rewardloop.sim.scene import CompiledScene
 
