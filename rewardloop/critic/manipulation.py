@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rewardloop.control.metrics import TaskMetrics
 from rewardloop.critic.critique import Issue, Suggestion
 from rewardloop.critic.rules import FALL_CAP, Descriptors, Finding, Gate, Judgement
-from rewardloop.sim.features import Features
 from rewardloop.sim.hand import Manipulation
 
 WRIST_LIMIT_DEG = 40.0
@@ -23,46 +21,6 @@ REGRIPS_PER_S = 3.0
 steady hold."""
 GRIP_FRACTION = 0.5
 """A hold keeps at least two parts of the hand on the object for this fraction of the motion."""
-
-
-def object_descriptors(features: Features, metrics: TaskMetrics) -> Descriptors:
-    """The object's errors at the end and how the hand held it, rounded, for trajectory 0."""
-    contacts = features.fingertip_contact[0]  # [T, 5]
-    duration = metrics.duration
-    touchdowns = np.sum((contacts[1:] > 0) & (contacts[:-1] == 0))
-    dropped = features.dropped[0]
-    return {
-        "object_position_error_cm": round(metrics.object_position_error_cm, 2),
-        "object_orientation_error_deg": round(metrics.object_orientation_error_deg, 1),
-        "object_tilt_deg": round(metrics.object_tilt_deg, 1),
-        "object_turn_deg": round(metrics.object_turn_deg, 1),
-        "dropped": metrics.dropped,
-        "drop_time_s": round(float(np.argmax(dropped > 0) * features.dt), 3) if metrics.dropped else None,
-        "time_at_goal_s": round(metrics.time_at_goal_s, 2),
-        "grip_fraction": round(float(np.mean(features.hand_contact[0] >= 2)), 3),
-        "regrips_per_s": round(float(touchdowns / duration), 2),
-        "wrist_flexion_max_deg": round(float(np.degrees(np.abs(features.wrist_flexion[0]).max())), 1),
-        "wrist_deviation_max_deg": round(float(np.degrees(np.abs(features.wrist_deviation[0]).max())), 1),
-        "forearm_rotation_deg": round(float(np.degrees(features.forearm_rotation[0, -1]
-                                                       - features.forearm_rotation[0, 0])), 1),
-    }
-
-
-OBJECT_MEANINGS: dict[str, str] = {
-    "object_position_error_cm": "distance of the cube's centre / the bottle's mouth from its goal at the end (cm)",
-    "object_orientation_error_deg": "rotation from the object's orientation to the goal's at the end (degrees)",
-    "object_tilt_deg": "the object's tilt from upright at the end (degrees)",
-    "object_turn_deg": "the object's rotation about the vertical from start to end, + = left (degrees)",
-    "dropped": "the object touched the floor or fell 10 cm",
-    "drop_time_s": "when the object dropped (s)",
-    "time_at_goal_s": "time the object spent at its goal (s)",
-    "grip_fraction": "fraction of the motion with two or more parts of the hand on the object",
-    "regrips_per_s": "fingertip touch-downs on the object per second (finger gaiting)",
-    "wrist_flexion_max_deg": "largest wrist flexion or extension (degrees)",
-    "wrist_deviation_max_deg": "largest wrist radial or ulnar deviation (degrees)",
-    "forearm_rotation_deg": "forearm rotation from start to end (degrees)",
-}
-"""What each object descriptor means, for prompts and reports."""
 
 
 def _num(d: Descriptors, name: str) -> float:

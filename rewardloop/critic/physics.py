@@ -56,6 +56,30 @@ def descriptor_arrays(features: Features) -> dict[str, np.ndarray]:
         }
 
 
+def object_descriptors(features: Features, metrics: TaskMetrics) -> dict[str, float | bool | None]:
+    """The object's errors at the end and how the hand held it, rounded, for trajectory 0."""
+    contacts = features.fingertip_contact[0]  # [T, 5]
+    duration = metrics.duration
+    touchdowns = np.sum((contacts[1:] > 0) & (contacts[:-1] == 0))
+    dropped = features.dropped[0]
+    return {
+        "object_position_error_cm": round(metrics.object_position_error_cm, 2),
+        "object_orientation_error_deg": round(metrics.object_orientation_error_deg, 1),
+        "object_tilt_deg": round(metrics.object_tilt_deg, 1),
+        "object_turn_deg": round(metrics.object_turn_deg, 1),
+        "dropped": metrics.dropped,
+        "drop_time_s": round(float(np.argmax(dropped > 0) * features.dt), 3) if metrics.dropped else None,
+        "time_at_goal_s": round(metrics.time_at_goal_s, 2),
+        "grip_fraction": round(float(np.mean(features.hand_contact[0] >= 2)), 3),
+        "regrips_per_s": round(float(touchdowns / duration), 2),
+        "wrist_flexion_max_deg": round(float(np.degrees(np.abs(features.wrist_flexion[0]).max())), 1),
+        "wrist_deviation_max_deg": round(float(np.degrees(np.abs(features.wrist_deviation[0]).max())), 1),
+        "forearm_rotation_deg": round(float(np.degrees(features.forearm_rotation[0, -1]
+                                                       - features.forearm_rotation[0, 0])), 1),
+    }
+
+
+
 def physics_descriptors(features: Features, metrics: TaskMetrics, *, index: int = 0) -> dict[str, float | bool | None]:
     """Task metrics and gait descriptors of trajectory `index` (for a hand holding an object, the object's
     descriptors instead of the gait's), rounded, with None where undefined."""
@@ -67,8 +91,6 @@ def physics_descriptors(features: Features, metrics: TaskMetrics, *, index: int 
         "heading_change_deg": round(float(np.degrees(metrics.heading_change)), 1), "steps": metrics.steps,
     }
     if "goal_distance" in features:
-        from rewardloop.critic.manipulation import object_descriptors
-
         objects = object_descriptors(features.slice(slice(index, index + 1)), metrics)
         return {**out, "fall_time_s": objects["drop_time_s"], **objects}
     for name, values in descriptor_arrays(features).items():
@@ -102,11 +124,25 @@ DESCRIPTOR_MEANINGS: dict[str, str] = {
 }
 """What each descriptor means, for prompts and reports."""
 
+OBJECT_MEANINGS: dict[str, str] = {
+    "object_position_error_cm": "distance of the cube's centre / the bottle's mouth from its goal at the end (cm)",
+    "object_orientation_error_deg": "rotation from the object's orientation to the goal's at the end (degrees)",
+    "object_tilt_deg": "the object's tilt from upright at the end (degrees)",
+    "object_turn_deg": "the object's rotation about the vertical from start to end, + = left (degrees)",
+    "dropped": "the object touched the floor or fell 10 cm",
+    "drop_time_s": "when the object dropped (s)",
+    "time_at_goal_s": "time the object spent at its goal (s)",
+    "grip_fraction": "fraction of the motion with two or more parts of the hand on the object",
+    "regrips_per_s": "fingertip touch-downs on the object per second (finger gaiting)",
+    "wrist_flexion_max_deg": "largest wrist flexion or extension (degrees)",
+    "wrist_deviation_max_deg": "largest wrist radial or ulnar deviation (degrees)",
+    "forearm_rotation_deg": "forearm rotation from start to end (degrees)",
+}
+"""What each object descriptor means, for prompts and reports."""
+
 
 def descriptor_table(descriptors: dict[str, float | bool | None]) -> str:
     """Descriptors as '- name = value  (meaning)' lines for a prompt."""
-    from rewardloop.critic.manipulation import OBJECT_MEANINGS
-
     meanings = DESCRIPTOR_MEANINGS | OBJECT_MEANINGS
     return "\n".join(f"- {name} = {value}  ({meanings.get(name, '')})" for name, value in descriptors.items())
 

@@ -24,6 +24,7 @@ from rewardloop.sim.hand import (
     placement,
 )
 from rewardloop.sim.scene import (
+    HAND_SCENES,
     OBS,
     CompiledScene,
     Scene,
@@ -234,3 +235,6 @@ def _add_hand_sensors(spec: mujoco.MjSpec, body: Body, *, with_object: bool) -> 
     for name, other in (("table", "rl_table"), ("floor", "world")):
         _add_sensor(spec, f"rl_object_{name}_contact", S.mjSENS_CONTACT, OBS.mjOBJ_BODY, "rl_object",
                     reftype=OBS.mjOBJ_BODY, refname=other, intprm=found_force)
+
+
+HAND_SCENES.append(compile_hand_scene)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import mujoco
@@ -180,15 +180,18 @@ class CompiledScene:
         return low, high
 
 
+HAND_SCENES: list[Callable[[Scene], CompiledScene]] = []
+"""The compiler of scenes for a body with fingertips (a hand holding an object, not legs on a ground), registered by
+`rewardloop.sim.hand_scene` when the package is imported; it builds on this module's pieces."""
+
+
 @functools.lru_cache(maxsize=32)
 def compile_scene(scene: Scene) -> CompiledScene:
     """Build, compile and lay out a scene (cached: the last 32 scenes compile once per process; a bounded cache,
     since a search on rough grounds drawn afresh every generation compiles thousands, ~15 MB each)."""
     body = get_body(scene.body)
     if body.fingertips:
-        from rewardloop.sim.hand_scene import compile_hand_scene
-
-        return compile_hand_scene(scene)
+        return HAND_SCENES[0](scene)
     with _quiet_stderr():
         spec = body.load_spec()
         _strip_world(spec)
