@@ -73,7 +73,7 @@ def test_render_command_replays_a_saved_trajectory(tmp_path, humanoid_flat):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["render", "--body", "robot"], "unknown body 'robot'; choose one of: humanoid, myofullbody, myolegs"),
+    (["render", "--body", "robot"], "unknown body 'robot'; choose one of: humanoid, myofullbody, myohand, myolegs"),
     (["render", "--terrain", "ice"], "unknown terrain 'ice'; choose one of: flat, rough, slope, stairs"),
     (["render", "--views", "side,ceiling"], "unknown view 'ceiling'"),
     (["render", "--injury", "knee"], "--injury takes GROUP=FACTOR"),

@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from rewardloop.prompts import render_prompt
 from rewardloop.reward.base import TermStats
 from rewardloop.reward.library import TERMS
-from rewardloop.sim.features import FEATURES, SCALARS
+from rewardloop.sim.bodies import get_body
+from rewardloop.sim.features import FEATURES, HAND_FEATURES, HAND_SCALARS, SCALARS
 
 if TYPE_CHECKING:
     from rewardloop.critic.critique import Critique
@@ -81,7 +82,8 @@ def compact_prompt(context: DesignContext, k: int, already: Sequence[str] = ()) 
     """The designer_compact_v1 prompt: what this task and this critique need, for small contexts."""
     terms = relevant_terms(context)
     return render_prompt("designer_compact_v1", scene=_scene(context), description=context.description,
-                         features=compact_features(context.program, terms), format=COMPACT_FORMAT,
+                         features=compact_features(context.program, terms, hand=_is_hand(context)),
+                         format=COMPACT_FORMAT,
                          terms="\n".join(_term_line(name) for name in terms), program=_program(context, True),
                          term_stats=_stats(context.term_stats, compact=True), metrics=_metrics(context),
                          critique=_critique(context.critique, compact=True), gait=_gait(context, "; "),
@@ -122,18 +124,21 @@ def relevant_terms(context: DesignContext) -> tuple[str, ...]:
     return tuple(ordered[:MAX_COMPACT_TERMS])
 
 
-def compact_features(program: RewardProgram | None, terms: Iterable[str]) -> str:
+def compact_features(program: RewardProgram | None, terms: Iterable[str], *, hand: bool = False) -> str:
     """The core features and those the program reads, documented (left/right pairs on one line); the rest by
-    name."""
+    name; the hand's and the object's only for a `hand` body (a small context has no room for features a body
+    lacks)."""
     from rewardloop.reward.program import term_reads
 
     direct = {f for reads, _ in term_reads(program).values() for f in reads} if program is not None else set()
     both = {n.replace(side, other, 1) for n in direct for side, other in (("left_", "right_"), ("right_", "left_"))}
-    documented = [n for n in FEATURES if n in set(CORE_FEATURES) | direct | both]
+    names = [n for n in FEATURES if hand or n not in HAND_FEATURES]
+    documented = [n for n in names if n in set(CORE_FEATURES) | direct | both]
     lines = [f"{_paired(n)} {FEATURES[n].shape} {FEATURES[n].units}: {_unsided(n, FEATURES[n].meaning)}"
              for n in _one_per_pair(documented)]
-    lines.append("scalars: " + ", ".join(f"{n} ({doc.units})" for n, doc in SCALARS.items()))
-    rest = [n for n in FEATURES if n not in documented]
+    lines.append("scalars: " + ", ".join(f"{n} ({doc.units})" for n, doc in SCALARS.items()
+                                         if hand or n not in HAND_SCALARS))
+    rest = [n for n in names if n not in documented]
     lines.append("also (see their names): " + ", ".join(_paired(n) for n in _one_per_pair(rest)))
     return "\n".join(lines)
 
@@ -164,6 +169,12 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 
 # --- the parts both prompts fill in -------------------------------------------------------------------------
+
+def _is_hand(context: DesignContext) -> bool:
+    """Whether the context's body is a hand (it has fingertips)."""
+    body = context.scene.scene.body if context.scene is not None else context.body
+    return bool(get_body(body).fingertips)
+
 
 def _scene(context: DesignContext) -> str:
     return context.scene.scene.describe() if context.scene is not None else context.body

@@ -161,6 +161,8 @@ SCALARS: dict[str, FeatureDoc] = {
     "min_tilt": FeatureDoc("scalar", "rad", "manipulation: object_tilt the goal needs at least (0: any)"),
 }
 """Per-body constants available as attributes beside the arrays."""
+HAND_SCALARS: tuple[str, ...] = tuple(name for name, doc in SCALARS.items() if doc.meaning.startswith("manipulation"))
+"""The constants only scenes with an object have."""
 
 
 def reference_table() -> str:
