@@ -70,6 +70,12 @@ def provenance_line(name: str, result: dict[str, Any]) -> str:
             f"{str(result['date'])[:10]} · {result['machine']}")
 
 
+def provenance_list(names: Sequence[str], results: Sequence[dict[str, Any]]) -> list[str]:
+    """One Markdown list item per results file: its provenance line and, where it has one, its note."""
+    return [f"- {provenance_line(name, result)}" + (f" ({result['note']})" if result.get("note") else "")
+            for name, result in zip(names, results, strict=True)]
+
+
 def _spread(values: Sequence[float], spec: str = ".2f") -> str:
     """'mean (min–max)' over seeds; just the value when all are equal; '–' when none is a number."""
     array = np.asarray([np.nan if v is None else v for v in values], dtype=float)
@@ -139,8 +145,7 @@ def beyond_table(names: Sequence[str], root: Path = ROOT) -> str:
     """Markdown: motions that are not forward walks as the loop makes them (bench_beyond.py), one line per body and
     row over its seeds, under the provenance of each results file."""
     results = [read_result(name, root) for name in names]
-    lines = [*(f"- {provenance_line(name, result)}" + (f" ({result['note']})" if result.get("note") else "")
-               for name, result in zip(names, results, strict=True)), "",
+    lines = [*provenance_list(names, results), "",
              "| body | motion | optimizer | seeds | falls | steps/s within 0.25 m | time within 0.25 m | "
              "backward (m) | furthest from start (m) | cadence (steps/min) | knee mid-stance (°) | wall (s) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -161,7 +166,7 @@ def manipulation_table(names: Sequence[str], root: Path = ROOT) -> str:
     """Markdown: the muscle hand's object tasks (bench_manipulation.py), one line per task over its seeds, under the
     provenance of each results file."""
     results = [read_result(name, root) for name in names]
-    lines = [*(f"- {provenance_line(name, result)}" for name, result in zip(names, results, strict=True)), "",
+    lines = [*provenance_list(names, results), "",
              "| task | success rule | seeds met | orientation error (°) | position error (cm) | tilt (°) | dropped | "
              "wall per 5-s motion (s) |", "|---|---|---|---|---|---|---|---|"]
     for result in results:
