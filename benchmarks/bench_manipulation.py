@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_manipulation.py --task cube-rotate --seeds 0 1 2
 
 For each seed the loop's optimizer for object tasks (posture-space MPPI through the gripping muscle plant,
-`rewardloop.control.planners.grip.MANIPULATION_PLANNER`) plans a 5-s motion against the task's canonical reward on two
+`rewardloop.control.planners.grip.manipulation_planner`) plans a 5-s motion against the task's canonical reward on two
 threads, from the hand resting around the object. Each row reports the object's final position error (the cube's
 centre, the bottle's mouth, cm), orientation error (deg), tilt from upright (deg), turn about the vertical (deg),
 whether it dropped, time at the goal, the task's success rule, and the wall time of the candidate. The result is
@@ -22,7 +22,7 @@ from pathlib import Path
 from rewardloop.bench.runner import machine
 from rewardloop.bench.steer import provenance
 from rewardloop.control.optimizer import OptimizerConfig, optimize
-from rewardloop.control.planners.grip import MANIPULATION_PLANNER
+from rewardloop.control.planners.grip import manipulation_planner
 from rewardloop.errors import UserError, run_script
 from rewardloop.sim.scene import compile_scene
 from rewardloop.tasks import get_task
@@ -39,7 +39,8 @@ def run_seed(task_name: str, seed: int, *, duration_s: float, nthread: int,
     scene = compile_scene(task.scene)
     program = task.canonical_program()
     assert program is not None
-    config = OptimizerConfig(kind="mppi", planner=MANIPULATION_PLANNER, duration_s=duration_s, nthread=nthread)
+    config = OptimizerConfig(kind="mppi", planner=manipulation_planner(task.scene.manipulation), duration_s=duration_s,
+                             nthread=nthread)
     begin = time.perf_counter()
     trajectory = optimize(scene, program.evaluate_trusted, config, seed=seed)
     wall = time.perf_counter() - begin
@@ -71,7 +72,7 @@ def main() -> None:
     task = get_task(args.task)
     result = {**provenance(" ".join(["benchmarks/bench_manipulation.py", *sys.argv[1:]])), "cpu": machine(),
               "task": args.task, "success_rule": task.success_rule(), "duration_s": args.duration,
-              "planner": dataclasses.asdict(MANIPULATION_PLANNER), "rows": rows,
+              "planner": dataclasses.asdict(manipulation_planner(task.scene.manipulation)), "rows": rows,
               "achieved": f"{sum(bool(r['achieved']) for r in rows)} of {len(rows)}"}
     out = args.out or RESULTS / f"manipulation_{args.task}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

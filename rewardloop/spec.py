@@ -156,7 +156,7 @@ def _motion_words(spec: TaskSpec) -> str:
     if spec.manipulation == "cube":
         return f"turn the cube {spec.turn_deg:g}° {spec.turn or 'left'} in the hand"
     if spec.manipulation == "bottle":
-        return f"pour from the bottle to the {spec.side or 'right'}"
+        return f"pour from the bottle to the {spec.side or 'left'}"
     if spec.stay_in_place:
         motion = "stay in place"
     elif spec.step_in_place:

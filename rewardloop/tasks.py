@@ -243,8 +243,8 @@ TASKS: dict[str, Task] = {
                           Terrain("flat"), "walk_injured", injured=True),
     "cube-rotate": _manipulate("cube-rotate", "turn the cube a quarter turn to the left about the vertical, held in "
                                "the hand", Manipulation("cube", turn_deg=90.0), "cube_rotate"),
-    "bottle-pour": _manipulate("bottle-pour", "pour from the bottle into the cup on the right, tipping it past "
-                               "horizontal", Manipulation("bottle", side="right"), "bottle_pour"),
+    "bottle-pour": _manipulate("bottle-pour", "pour from the bottle into the cup on the left, tipping it past "
+                               "horizontal", Manipulation("bottle", side="left"), "bottle_pour"),
 }
 """The built-in tasks by name, written for the humanoid (object tasks for the muscle hand); `get_task(name, body=...)`
 moves them to a body."""
@@ -300,7 +300,7 @@ def manipulation_of(spec: TaskSpec) -> Manipulation:
     side."""
     if spec.manipulation == "cube":
         return Manipulation("cube", turn_deg=spec.turn_deg * (-1.0 if spec.turn == "right" else 1.0))
-    return Manipulation("bottle", side="left" if spec.side == "left" else "right")
+    return Manipulation("bottle", side="right" if spec.side == "right" else "left")
 
 
 def judged_by(spec: TaskSpec) -> tuple[str, float, float | None]:

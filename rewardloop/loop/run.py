@@ -450,9 +450,9 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     from rewardloop.sim.scene import compile_scene
 
     if task.manipulation:  # a hand holding an object: the gripping posture planner
-        from rewardloop.control.planners.grip import MANIPULATION_PLANNER
+        from rewardloop.control.planners.grip import manipulation_planner
 
-        return OptimizerConfig(kind="mppi", planner=MANIPULATION_PLANNER, nthread=1)
+        return OptimizerConfig(kind="mppi", planner=manipulation_planner(task.scene.manipulation), nthread=1)
     spec = task.understood
     forward = (spec.direction == "forward" and not spec.stay_in_place) or spec.turn is not None
     stepping = forward or spec.direction == "backward" or spec.step_in_place

@@ -226,6 +226,10 @@ def steady(f):
 '''
 
 _POUR = '''
+def orientation(f):
+    """-rotation angle (rad) to the goal orientation: tipped towards the cup, not away from it."""
+    return lib.orientation_error(f)
+
 def spill(f):
     """-shortfall (rad) of the bottle's tilt below 110 degrees."""
     return lib.spill_angle(f, target=1.92)
@@ -241,7 +245,7 @@ MANIPULATION_CANONICALS = ("cube_rotate", "bottle_pour")
 CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5, "position": 15.0, "drop": 20.0,
                                                       "effort": 0.05, "orientation": 2.0, "steady": 1.0})
 CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 3.0, "position": 5.0, "drop": 20.0,
-                                                    "effort": 0.05, "spill": 1.0, "steady": 1.0})
+                                                    "effort": 0.05, "orientation": 2.0, "spill": 1.0, "steady": 1.0})
 
 _TOP_SPEED = "1.5 * f.standing_height"
 _RAMP = "np.minimum({top}, start + 0.6 * f.time)"

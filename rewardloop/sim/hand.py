@@ -5,9 +5,9 @@ rotation (pronation/supination), its wrist and its fingers move. Where the forea
 - `cube`: the forearm points straight down with the wrist extended, so that a three-finger pinch holds a cube with
   coloured faces on the forearm's rotation axis, over a narrow post; rolling the forearm turns it about the
   vertical in place.
-- `bottle`: the forearm points forward (+x), the knuckles standing up along a bottle (a cylinder with a neck) on a
-  small table in front of the palm; it is poured by rolling the forearm so that the bottle tips past horizontal
-  over a cup.
+- `bottle`: the forearm points forward (+x), the knuckles standing up along a bottle (a cylinder with a neck) held
+  in a power grip against the palm, over a small table; it is poured by rolling the forearm so that the bottle tips
+  past horizontal over a cup.
 
 The object is a free body on real contact physics: nothing welds or drives it. Its goal pose is drawn as a
 translucent ghost (a mocap body that collides with nothing), and its position and orientation are sensed, as
@@ -49,8 +49,18 @@ skin's is 1.0): a rubber-coated cube or bottle."""
 SUPPORT_FRICTION = 0.3
 """Sliding friction between the object and its table or post: the support's geom has the higher priority, so this
 coefficient, not the larger one, holds there (a polished support the object slides on)."""
-BOTTLE_REACH_M = 0.035
-"""The bottle starts this far from the palm's centre towards the fingertips (m), under the first phalanges."""
+BOTTLE_REACH_M = 0.025
+"""The bottle starts this far from the palm's centre towards the fingertips (m): its axis under the knuckles, so
+that the fingers wrap one side of it and the thumb reaches round the other."""
+BOTTLE_RAISE_M = 0.01
+"""The bottle's middle starts this far above the palm's centre (m): the thumb, above the index finger, reaches round
+its body rather than its neck."""
+BOTTLE_ROLL_DEG = 35.0
+"""The hand around a bottle starts rolled this far (deg) from knuckles-up, away from the side it pours to: room for
+the forearm's roll to tip it past horizontal within its range (±90°)."""
+TABLE_GAP_M = 0.12
+"""The table's top lies this far below the bottom of the held bottle (m): the bottle starts in the hand's grasp, as
+MyoSuite's hold tasks do, clear of the table as the hand rolls it over; a bottle on the table has dropped."""
 CUP_OFFSET_M = 0.05
 """The cup's rim lies this far below the pour target point (m)."""
 FACE_COLOURS = ((0.85, 0.2, 0.2), (0.2, 0.7, 0.25), (0.2, 0.35, 0.85), (0.95, 0.8, 0.15), (0.9, 0.5, 0.1),
@@ -72,8 +82,10 @@ class Manipulation:
     turn_deg: float = 90.0
     """cube: rotation about the vertical from its start to its goal (deg), + is to the left (counter-clockwise
     seen from above)."""
-    side: Literal["left", "right"] = "right"
-    """bottle: the side of the hand the cup stands on, the way the bottle is poured."""
+    side: Literal["left", "right"] = "left"
+    """bottle: the side of the hand the cup stands on, the way the bottle is poured. The right hand pours to the
+    left by pronation; pouring to the right needs supination, which MyoHand's muscles barely give (it has no
+    supinator: only the wrist extensors' small moment arms about the forearm's axis turn it that way)."""
     tilt_deg: float = 110.0
     """bottle: the goal's tilt from upright (deg): past horizontal (90°) to pour."""
 
@@ -136,6 +148,12 @@ class Placement:
     reach: float = 0.0
     """A palm-held object starts this far from the palm's centre towards the fingertips (m): across the fingers'
     first phalanges, where they wrap around it."""
+    wrap: bool = False
+    """Close each finger joint by joint, from the knuckle out, each until the finger rests against the object (a
+    power grip that wraps it), else all of a finger's joints together (a pinch)."""
+    squeeze: float = 0.05
+    """How far beyond its resting contact each closing joint's first target goes (rad, towards the grip): how hard
+    the hand holds the object."""
 
 
 def placement(manipulation: Manipulation | None) -> Placement:
@@ -149,10 +167,10 @@ def placement(manipulation: Manipulation | None) -> Placement:
         pose |= {joint: angle for joints in opened.values() for joint, angle in joints.items()}
         return Placement(elbow=(0.0, 0.0, 0.62), axis=(0.0, 0.0, 1.0), thumb=(0.0, 1.0, 0.0), pose=pose,
                          grip=_PINCH, pinch=True)
-    roll = math.radians(25.0) * (1.0 if manipulation is not None and manipulation.side == "left" else -1.0)
+    roll = math.radians(BOTTLE_ROLL_DEG) * (1.0 if manipulation is None or manipulation.side == "left" else -1.0)
     return Placement(elbow=(-0.30, 0.0, 0.28), axis=(-1.0, 0.0, 0.0),
-                     thumb=(0.0, math.sin(roll), math.cos(roll)), pose={"pro_sup_r": -roll}, grip=_FIST,
-                     side_body="2proxph_r", reach=BOTTLE_REACH_M)
+                     thumb=(0.0, math.sin(roll), math.cos(roll)), pose={"pro_sup_r": -roll, **_THUMB_CLEAR},
+                     grip=_FIST, side_body="2proxph_r", reach=BOTTLE_REACH_M, wrap=True, squeeze=0.3)
 
 
 _PINCH: dict[str, dict[str, float]] = {
@@ -168,9 +186,13 @@ _PINCH_REST = {"flexion_r": -0.51, "deviation_r": -0.01, "mcp2_abduction_r": -0.
 _FIST: dict[str, dict[str, float]] = {
     **{finger: {f"mcp{k}_flexion_r": 1.4, f"pm{k}_flexion_r": 1.5, f"md{k}_flexion_r": 0.9}
        for finger, k in (("index", 2), ("middle", 3), ("ring", 4), ("little", 5))},
-    "thumb": {"cmc_abduction_r": 0.4, "cmc_flexion_r": -0.78, "mp_flexion_r": 0.5, "ip_flexion_r": -0.8},
+    "thumb": {"cmc_abduction_r": 0.62, "cmc_flexion_r": -0.6, "mp_flexion_r": -0.79, "ip_flexion_r": -0.87},
 }
-"""A power grip around a bottle: the fingers curl towards a fist, the thumb wraps from the other side."""
+"""A power grip around a bottle: the fingers curl towards a fist, the thumb swings across and reaches round the
+bottle's other side (its angles from a kinematic search: the thumb tip on the far side of the bottle's body)."""
+_THUMB_CLEAR = {"cmc_abduction_r": -0.5, "cmc_flexion_r": 0.7}
+"""The thumb's starting angles around a bottle: lifted clear of the palm, so that the bottle rests against the palm
+before the thumb closes round it."""
 
 
 def _rotation_onto(frm: np.ndarray, to: np.ndarray) -> np.ndarray:

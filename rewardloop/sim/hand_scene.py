@@ -9,9 +9,11 @@ import numpy as np
 from rewardloop.sim.bodies import Body, _quiet_stderr, get_body
 from rewardloop.sim.hand import (
     BOTTLE_HALF_M,
+    BOTTLE_RAISE_M,
     CUBE_HALF_M,
     FINGERS,
     NECK_HALF_M,
+    TABLE_GAP_M,
     Manipulation,
     Placement,
     add_bottle,
@@ -74,7 +76,7 @@ def compile_hand_scene(scene: Scene) -> CompiledScene:
     full = model.qpos0.copy()
     full[: placed.nq] = qpos
     if scene.manipulation is not None:
-        full = close_fingers(model, full, where.grip)
+        full = close_fingers(model, full, where.grip, wrap=where.wrap)
     state, pelvis = _state_of(model, full)
     return CompiledScene(scene, model, state, _layout(model, body), float(pelvis[2]))
 
@@ -83,28 +85,52 @@ CLOSING_GAP_M = 0.001
 """A closed finger stops this far from the object (m): it rests against it without pressing."""
 
 
-def close_fingers(model: mujoco.MjModel, qpos: np.ndarray, grip: dict[str, dict[str, float]]) -> np.ndarray:
+def close_fingers(model: mujoco.MjModel, qpos: np.ndarray, grip: dict[str, dict[str, float]], *,
+                  wrap: bool = False) -> np.ndarray:
     """[nq] the pose with each finger of `grip` curled from its starting angles towards the grip's until it rests
-    against the object: the hand starts holding the object, as MyoSuite's hold tasks do, without pressing."""
+    against the object: the hand starts holding the object, as MyoSuite's hold tasks do, without pressing.
+    `wrap`: joint by joint from the knuckle out, each until the finger rests against the object (a power grip);
+    else all of a finger's joints together (a pinch)."""
     data = mujoco.MjData(model)
     qpos = qpos.copy()
     for joints in grip.values():
-        adr = [model.jnt_qposadr[model.joint(j).id] for j in joints]
-        start, end = qpos[adr].copy(), np.array(list(joints.values()))
-        low, high = 0.0, 1.0
-        for _ in range(12):  # bisect the fraction of the way to the fist at which the finger meets the object
-            middle = (low + high) / 2
-            qpos[adr] = start + middle * (end - start)
-            low, high = (low, middle) if _touches(model, data, qpos, joints) else (middle, high)
-        qpos[adr] = start + low * (end - start)
+        for moved in ([{joint: angle} for joint, angle in joints.items()] if wrap else [joints]):
+            qpos = _close(model, data, qpos, moved)
     return qpos
 
 
-def _touches(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, joints: dict[str, float]) -> bool:
-    """Whether a body moved by `joints` comes within CLOSING_GAP_M of the object in pose qpos."""
+def _close(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, joints: dict[str, float]) -> np.ndarray:
+    """[nq] the pose with `joints` moved together from their angles in qpos towards theirs until a body they move
+    comes within CLOSING_GAP_M of the object (all the way when none does)."""
+    adr = [model.jnt_qposadr[model.joint(j).id] for j in joints]
+    moving = _moved_bodies(model, joints)
+    start, end = qpos[adr].copy(), np.array(list(joints.values()))
+    qpos = qpos.copy()
+    qpos[adr] = end
+    if not _touches(model, data, qpos, moving):
+        return qpos
+    low, high = 0.0, 1.0
+    for _ in range(12):  # bisect the fraction of the way at which the finger meets the object
+        middle = (low + high) / 2
+        qpos[adr] = start + middle * (end - start)
+        low, high = (low, middle) if _touches(model, data, qpos, moving) else (middle, high)
+    qpos[adr] = start + low * (end - start)
+    return qpos
+
+
+def _moved_bodies(model: mujoco.MjModel, joints: dict[str, float]) -> set[int]:
+    """Ids of the bodies that `joints` move: their own and every body below them."""
+    moved = {int(model.jnt_bodyid[model.joint(j).id]) for j in joints}
+    for body in range(model.nbody):  # parents come before their children in MuJoCo's body order
+        if int(model.body_parentid[body]) in moved:
+            moved.add(body)
+    return moved
+
+
+def _touches(model: mujoco.MjModel, data: mujoco.MjData, qpos: np.ndarray, moving: set[int]) -> bool:
+    """Whether a body in `moving` comes within CLOSING_GAP_M of the object in pose qpos."""
     data.qpos[:] = qpos
     mujoco.mj_forward(model, data)
-    moving = {int(model.jnt_bodyid[model.joint(j).id]) for j in joints}
     target = model.body("rl_object").id
     for contact in data.contact[: data.ncon]:
         bodies = {int(model.geom_bodyid[g]) for g in contact.geom}
@@ -161,7 +187,7 @@ def _add_object(spec: mujoco.MjSpec, manipulation: Manipulation, grip: tuple[np.
     palm, normal = grip
     cube = manipulation.object == "cube"
     pinched = not normal.any()
-    drop = np.array([0.0, 0.0, 0.0 if pinched else -0.035 if cube else -BOTTLE_HALF_M - 0.015])
+    drop = np.array([0.0, 0.0, 0.0 if pinched else -0.035 if cube else BOTTLE_RAISE_M - BOTTLE_HALF_M])
     body = add_cube(spec, palm + drop) if cube else add_bottle(spec, palm + drop)
     offset = 0.0 if pinched else _resting_offset(spec, qpos, palm + drop, normal)
     centre = palm + drop + offset * normal
@@ -171,7 +197,7 @@ def _add_object(spec: mujoco.MjSpec, manipulation: Manipulation, grip: tuple[np.
         add_ghost(spec, "cube", centre, _yaw_quat(np.radians(manipulation.turn_deg)))
         return
     base = centre
-    add_table(spec, (base[0], base[1], base[2]), (0.05, 0.05))
+    add_table(spec, (base[0], base[1], base[2] - TABLE_GAP_M), (0.05, 0.05))
     tilt = np.radians(manipulation.tilt_deg) * (1.0 if manipulation.side == "left" else -1.0)
     quat = np.array([np.cos(tilt / 2), -np.sin(tilt / 2), 0.0, 0.0])  # about -x: the top tips towards +y (left)
     rotation = np.empty(9)

@@ -2,27 +2,38 @@
 
 MuJoCo MPC plans its Allegro cube task by sampling around the previous plan over a few hundred milliseconds; the
 hand's nominal posture is part of the task. Here the hand starts with its fingers resting against the object
-(`rewardloop.sim.hand_scene.close_fingers`); the planner's first plan asks every closing joint to go `squeeze`
-rad further, into the object, so that the muscles press and friction holds it, and the samples perturb that
-plan as any other. Everything else (the muscle controller, rollouts, updates) is the posture plant's.
+(`rewardloop.sim.hand_scene.close_fingers`); the planner's first plan asks every closing joint to go the
+placement's `squeeze` rad further, into the object, so that the muscles press and friction holds it, and the
+samples perturb that plan as any other. Everything else (the muscle controller, rollouts, updates) is the
+posture plant's.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
 from rewardloop.control.config import PlannerConfig
 from rewardloop.control.controllers.muscles import MuscleGains
 from rewardloop.control.planners.plants import PostureMuscle
-from rewardloop.sim.hand import placement
+from rewardloop.sim.hand import Manipulation, placement
 from rewardloop.sim.scene import CompiledScene
 
 MANIPULATION_PLANNER = PlannerConfig(samples=32, horizon_s=0.5, replan_every=25, planning_dt=0.004, knots=5,
                                      noise=0.04, muscle=MuscleGains(interval_s=0.004))
 """Planner settings of object tasks: MuJoCo MPC plans its Allegro cube task over about 0.25 s; 32 samples
 replanned every 50 ms keep a 5-s motion within about two minutes on two shared cores."""
-SQUEEZE_RAD = 0.05
-"""How far beyond its resting contact each closing joint's first target goes (rad, towards the fist)."""
+POUR_PLANNER = dataclasses.replace(MANIPULATION_PLANNER, noise=0.08, horizon_s=0.8)
+"""Planner settings of pouring: wider samples, so that the forearm's roll (a range of π) is tried at about 0.25
+rad, not 0.13: with the cube's noise the bottle reached its tilt only in the last second of five."""
+
+
+def manipulation_planner(manipulation: Manipulation | None) -> PlannerConfig:
+    """The planner settings of an object task."""
+    return POUR_PLANNER if manipulation is not None and manipulation.object == "bottle" else MANIPULATION_PLANNER
+
+
 FINGER_BAND_RAD = 0.15
 """The finger and thumb targets stay within this much of the gripping posture (rad): the planner moves the forearm
 and the wrist freely and the fingers only to adjust the grip, so that its samples do not open the hand."""
@@ -35,9 +46,10 @@ class GripMuscle(PostureMuscle):
     targets stay near that grip (FINGER_BAND_RAD) while the forearm and wrist range freely."""
 
     def __init__(self, scene: CompiledScene, gains: MuscleGains, *, planning_dt: float | None,
-                 squeeze: float = SQUEEZE_RAD):
+                 squeeze: float | None = None):
         super().__init__(scene, gains, planning_dt=planning_dt)
-        self.squeeze = self._squeeze_vector(squeeze)
+        where = placement(scene.scene.manipulation)
+        self.squeeze = self._squeeze_vector(where.squeeze if squeeze is None else squeeze)
         grip = np.clip(super().start(scene.initial_state) + self.squeeze, self.low, self.high)
         banded = np.array([name not in FREE_JOINTS for name in self.space.names])
         self.low = np.where(banded, np.maximum(self.low, grip - FINGER_BAND_RAD), self.low)
