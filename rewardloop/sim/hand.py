@@ -84,8 +84,8 @@ class Manipulation:
     seen from above)."""
     side: Literal["left", "right"] = "left"
     """bottle: the side of the hand the cup stands on, the way the bottle is poured. The right hand pours to the
-    left by pronation; pouring to the right needs supination, which MyoHand's muscles barely give (it has no
-    supinator: only the wrist extensors' small moment arms about the forearm's axis turn it that way)."""
+    left by pronation, to the right by supination, which MyoHand's muscles give only weakly (it has no supinator)
+    until the tipped bottle's weight carries the roll."""
     tilt_deg: float = 110.0
     """bottle: the goal's tilt from upright (deg): past horizontal (90°) to pour."""
 
