@@ -244,7 +244,7 @@ MANIPULATION_CANONICALS = ("cube_rotate", "bottle_pour")
 
 CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5, "position": 15.0, "drop": 20.0,
                                                       "effort": 0.05, "orientation": 2.0, "steady": 1.0})
-CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 3.0, "position": 5.0, "drop": 20.0,
+CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 12.0, "position": 20.0, "drop": 20.0,
                                                     "effort": 0.05, "orientation": 2.0, "spill": 1.0, "steady": 1.0})
 
 _TOP_SPEED = "1.5 * f.standing_height"
