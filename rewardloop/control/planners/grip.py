@@ -17,7 +17,7 @@ import numpy as np
 from rewardloop.control.config import PlannerConfig
 from rewardloop.control.controllers.muscles import MuscleGains
 from rewardloop.control.planners.plants import PostureMuscle
-from rewardloop.sim.hand import Manipulation, placement
+from rewardloop.sim.hand import Manipulation, Placement, placement
 from rewardloop.sim.scene import CompiledScene
 
 MANIPULATION_PLANNER = PlannerConfig(samples=32, horizon_s=0.5, replan_every=25, planning_dt=0.004, knots=5,
@@ -45,25 +45,23 @@ class GripMuscle(PostureMuscle):
     """Target postures through the muscle controller; the first plan closes the grip on the object, and the finger
     targets stay near that grip (FINGER_BAND_RAD) while the forearm and wrist range freely."""
 
-    def __init__(self, scene: CompiledScene, gains: MuscleGains, *, planning_dt: float | None,
-                 squeeze: float | None = None):
+    def __init__(self, scene: CompiledScene, gains: MuscleGains, *, planning_dt: float | None):
         super().__init__(scene, gains, planning_dt=planning_dt)
-        where = placement(scene.scene.manipulation)
-        self.squeeze = self._squeeze_vector(where.squeeze if squeeze is None else squeeze)
+        self.squeeze = self._squeeze_vector(placement(scene.scene.manipulation))
         grip = np.clip(super().start(scene.initial_state) + self.squeeze, self.low, self.high)
         banded = np.array([name not in FREE_JOINTS for name in self.space.names])
         self.low = np.where(banded, np.maximum(self.low, grip - FINGER_BAND_RAD), self.low)
         self.high = np.where(banded, np.minimum(self.high, grip + FINGER_BAND_RAD), self.high)
 
-    def _squeeze_vector(self, squeeze: float) -> np.ndarray:
-        """[J] offset of the first plan from the current posture: `squeeze` rad along each closing joint's
-        direction towards the fist, 0 on the other joints."""
+    def _squeeze_vector(self, where: Placement) -> np.ndarray:
+        """[J] offset of the first plan from the current posture: the placement's `squeeze` rad along each closing
+        joint's direction towards its grip, 0 on the other joints."""
         offset = np.zeros(len(self.low))
-        grip = placement(self.scene.scene.manipulation).grip
-        fist = {joint: angle for joints in grip.values() for joint, angle in joints.items()}
+        fist = {joint: angle for joints in where.grip.values() for joint, angle in joints.items()}
+        start = self.scene.initial_state[1 + np.asarray(self.space.qpos_adr)]
         for index, name in enumerate(self.space.names):
             if name in fist:
-                offset[index] = squeeze * np.sign(fist[name] - self.scene.initial_state[1 + self.space.qpos_adr[index]])
+                offset[index] = where.squeeze * np.sign(fist[name] - start[index])
         return offset
 
     def start(self, state: np.ndarray) -> np.ndarray:
