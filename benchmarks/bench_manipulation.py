@@ -18,6 +18,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Literal
 
 from rewardloop.bench.runner import machine
 from rewardloop.bench.steer import provenance
@@ -25,27 +26,45 @@ from rewardloop.control.optimizer import OptimizerConfig, optimize
 from rewardloop.control.planners.grip import manipulation_planner
 from rewardloop.errors import UserError, run_script
 from rewardloop.sim.scene import compile_scene
-from rewardloop.tasks import get_task
+from rewardloop.tasks import Task, get_task
 
 RESULTS = Path(__file__).resolve().parent / "results"
 """Where the result files go."""
 
 
-def run_seed(task_name: str, seed: int, *, duration_s: float, nthread: int,
-             save: Path | None = None) -> dict[str, object]:
-    """One seed of a task: the motion planned against its canonical reward, and its figures (the trajectory saved
-    under `save`/TASK_seedN when given)."""
-    task = get_task(task_name)
+def bench_task(name: str, side: Literal["left", "right"] | None = None) -> Task:
+    """The task `name`, its bottle poured to `side` when given."""
+    task = get_task(name)
+    if side is None or task.scene.manipulation is None:
+        return task
+    manipulation = dataclasses.replace(task.scene.manipulation, side=side)
+    return dataclasses.replace(task, scene=dataclasses.replace(task.scene, manipulation=manipulation))
+
+
+def planner_config(task: Task, kind: str = "mppi", changes: dict[str, float] | None = None) -> OptimizerConfig:
+    """The loop's optimizer of an object task, as `kind`, with its planner's `changes` (field -> value)."""
+    planner = manipulation_planner(task.scene.manipulation)
+    try:
+        planner = dataclasses.replace(planner, **{k: type(getattr(planner, k))(v) for k, v in (changes or {}).items()})
+    except (AttributeError, TypeError) as error:
+        raise UserError(f"--planner: {error}") from None
+    return OptimizerConfig(kind=kind, planner=planner)
+
+
+def run_seed(task: Task, seed: int, *, duration_s: float, nthread: int, save: Path | None = None,
+             weights: dict[str, float] | None = None, optimizer: OptimizerConfig | None = None) -> dict[str, object]:
+    """One seed of a task: the motion planned by `optimizer` (the loop's by default) against its canonical reward
+    (with `weights` changed), and its figures (the trajectory saved under `save`/TASK_seedN when given)."""
     scene = compile_scene(task.scene)
     program = task.canonical_program()
     assert program is not None
-    config = OptimizerConfig(kind="mppi", planner=manipulation_planner(task.scene.manipulation), duration_s=duration_s,
-                             nthread=nthread)
+    program = program.with_weights(weights or {})
+    config = dataclasses.replace(optimizer or planner_config(task), duration_s=duration_s, nthread=nthread)
     begin = time.perf_counter()
     trajectory = optimize(scene, program.evaluate_trusted, config, seed=seed)
     wall = time.perf_counter() - begin
     if save is not None:
-        trajectory.save(save / f"{task_name}_seed{seed}")
+        trajectory.save(save / f"{task.name}_seed{seed}")
     m = trajectory.metrics
     return {"seed": seed, "position_error_cm": round(m.object_position_error_cm, 2),
             "orientation_error_deg": round(m.object_orientation_error_deg, 1),
@@ -54,25 +73,46 @@ def run_seed(task_name: str, seed: int, *, duration_s: float, nthread: int,
             "goal_error": round(m.goal_error, 3), "achieved": task.achieved(m), "wall_s": round(wall, 1)}
 
 
+def _numbers(text: str) -> dict[str, float]:
+    """--weights, --planner: a JSON object of name -> number."""
+    try:
+        weights = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise argparse.ArgumentTypeError(f"not JSON: {error.msg}") from None
+    if not isinstance(weights, dict) or not all(isinstance(v, int | float) for v in weights.values()):
+        raise argparse.ArgumentTypeError('expected an object of term -> number, e.g. {"position": 40}')
+    return {str(k): float(v) for k, v in weights.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="cube-rotate", choices=("cube-rotate", "bottle-pour"))
+    parser.add_argument("--side", default=None, choices=("left", "right"), help="the bottle's pour side")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--duration", type=float, default=5.0, help="simulated seconds (s)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--out", type=Path, default=None, help="result file (default results/manipulation_TASK.json)")
     parser.add_argument("--save", type=Path, default=None, help="folder to save each seed's trajectory in")
+    parser.add_argument("--weights", type=_numbers, default={},
+                        help='canonical weights to change, as JSON: \'{"position": 40}\'')
+    parser.add_argument("--optimizer", default="mppi", choices=("mppi", "cem"))
+    parser.add_argument("--planner", type=_numbers, default={},
+                        help='planner settings to change, as JSON: \'{"samples": 64, "planning_dt": 0.002}\'')
     args = parser.parse_args()
     if not 0.1 <= args.duration <= 30:
         raise UserError(f"--duration must be within [0.1, 30] s, got {args.duration}")
+    task = bench_task(args.task, args.side)
+    optimizer = planner_config(task, args.optimizer, args.planner)
     rows = []
     for seed in args.seeds:
-        rows.append(run_seed(args.task, seed, duration_s=args.duration, nthread=args.threads, save=args.save))
+        rows.append(run_seed(task, seed, duration_s=args.duration, nthread=args.threads, save=args.save,
+                             weights=args.weights, optimizer=optimizer))
         print(json.dumps(rows[-1]), flush=True)
-    task = get_task(args.task)
     result = {**provenance(" ".join(["benchmarks/bench_manipulation.py", *sys.argv[1:]])), "cpu": machine(),
-              "task": args.task, "success_rule": task.success_rule(), "duration_s": args.duration,
-              "planner": dataclasses.asdict(manipulation_planner(task.scene.manipulation)), "rows": rows,
+              "task": args.task, "side": task.scene.manipulation.side if task.scene.manipulation else None,
+              "weights_changed": args.weights, "success_rule": task.success_rule(),
+              "duration_s": args.duration,
+              "optimizer": args.optimizer, "planner": dataclasses.asdict(optimizer.planner), "rows": rows,
               "achieved": f"{sum(bool(r['achieved']) for r in rows)} of {len(rows)}"}
     out = args.out or RESULTS / f"manipulation_{args.task}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

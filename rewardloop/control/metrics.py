@@ -63,7 +63,7 @@ class TaskMetrics:
     object_turn_deg: float = 0.0
     """Manipulation: the object's rotation about the vertical from start to end, + is left (deg)."""
     dropped: bool = False
-    """Manipulation: the object touched the floor or fell 10 cm (also counted as a fall)."""
+    """Manipulation: the object fell out of the hand (the `dropped` feature; also counted as a fall)."""
     time_at_goal_s: float = 0.0
     """Manipulation: time the object spent at its goal (s)."""
     goal_error: float = 0.0

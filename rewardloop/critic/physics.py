@@ -129,7 +129,7 @@ OBJECT_MEANINGS: dict[str, str] = {
     "object_orientation_error_deg": "rotation from the object's orientation to the goal's at the end (degrees)",
     "object_tilt_deg": "the object's tilt from upright at the end (degrees)",
     "object_turn_deg": "the object's rotation about the vertical from start to end, + = left (degrees)",
-    "dropped": "the object touched the floor or fell 10 cm",
+    "dropped": "the object fell out of the hand: it touched the floor or its table, or fell 10 cm",
     "drop_time_s": "when the object dropped (s)",
     "time_at_goal_s": "time the object spent at its goal (s)",
     "grip_fraction": "fraction of the motion with two or more parts of the hand on the object",

@@ -547,7 +547,9 @@ def object_spin(f: FeatureLike, *, limit: float = 1.0) -> np.ndarray:
 
 
 def drop_penalty(f: FeatureLike) -> np.ndarray:
-    """-1 from the moment the object touched the floor or fell 10 cm below its start, else 0; manipulation only."""
+    """-1 from the moment the object dropped (the `dropped` feature: it touched the floor, or its table when it
+    started clear of it, or fell 10 cm below the lower of its start and its goal point), else 0; manipulation
+    only."""
     return -np.clip(np.asarray(f["dropped"], dtype=float), 0.0, 1.0)
 
 

@@ -125,8 +125,9 @@ def _hand_vocabulary() -> dict[str, FeatureDoc]:
                                  + obj),
         "object_table_contact": FeatureDoc("[B, T]", "0/1", "1 when the object touches its table" + obj),
         "object_floor_contact": FeatureDoc("[B, T]", "0/1", "1 when the object touches the floor (dropped)" + obj),
-        "dropped": FeatureDoc("[B, T]", "0/1", "1 from the first sample at which the object touched the floor or "
-                              "fell 10 cm below its start" + obj),
+        "dropped": FeatureDoc("[B, T]", "0/1", "1 from the first sample at which the object touched the floor, "
+                              "touched its table when it started clear of it (the bottle), or fell 10 cm below the "
+                              "lower of its start and its goal point" + obj),
         "at_goal": FeatureDoc("[B, T]", "0/1", "1 where the object is at its goal: within goal_radius of goal_pos, "
                               "within goal_angle_tolerance of the goal orientation, tilted at least min_tilt" + obj),
     }

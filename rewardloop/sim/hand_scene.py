@@ -6,10 +6,12 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
+from rewardloop.errors import UserError
 from rewardloop.sim.bodies import Body, _quiet_stderr, get_body
 from rewardloop.sim.hand import (
     BOTTLE_HALF_M,
     BOTTLE_RAISE_M,
+    BOTTLE_SEAT,
     CUBE_HALF_M,
     FINGERS,
     NECK_HALF_M,
@@ -64,7 +66,7 @@ def compile_hand_scene(scene: Scene) -> CompiledScene:
         qpos = _posed(placed, where)
         if scene.manipulation is not None:
             grip = _pinch_point(placed, qpos, where) if where.pinch else _grip(placed, body, qpos, where)
-            _add_object(spec, scene.manipulation, grip, qpos, where.elbow)
+            _add_object(spec, scene.manipulation, grip, _PourRoll(placed, body, qpos))
         _add_semantic_sites(spec, body, placed, qpos)
         _add_hand_sites(spec, body)
         _add_sensors(spec, body)
@@ -182,31 +184,63 @@ def _yaw_quat(angle: float) -> np.ndarray:
 
 
 def _add_object(spec: mujoco.MjSpec, manipulation: Manipulation, grip: tuple[np.ndarray, np.ndarray],
-                qpos: np.ndarray, elbow: tuple[float, float, float]) -> None:
+                roll: _PourRoll) -> None:
     """The object against the palm, on its table, and its goal."""
     palm, normal = grip
     cube = manipulation.object == "cube"
     pinched = not normal.any()
     drop = np.array([0.0, 0.0, 0.0 if pinched else -0.035 if cube else BOTTLE_RAISE_M - BOTTLE_HALF_M])
     body = add_cube(spec, palm + drop) if cube else add_bottle(spec, palm + drop)
-    offset = 0.0 if pinched else _resting_offset(spec, qpos, palm + drop, normal)
+    offset = 0.0 if pinched else _resting_offset(spec, roll.qpos, palm + drop, normal)
     centre = palm + drop + offset * normal
     body.pos = list(centre + (0 if cube else np.array([0.0, 0.0, BOTTLE_HALF_M])))
     if cube:
         add_post(spec, (centre[0], centre[1], centre[2] - CUBE_HALF_M), 0.019)
         add_ghost(spec, "cube", centre, _yaw_quat(np.radians(manipulation.turn_deg)))
         return
-    base = centre
-    add_table(spec, (base[0], base[1], base[2] - TABLE_GAP_M), (0.05, 0.05))
-    tilt = np.radians(manipulation.tilt_deg) * (1.0 if manipulation.side == "left" else -1.0)
-    quat = np.array([np.cos(tilt / 2), -np.sin(tilt / 2), 0.0, 0.0])  # about -x: the top tips towards +y (left)
-    rotation = np.empty(9)
-    mujoco.mju_quat2Mat(rotation, quat)
-    pivot = np.array([base[0], elbow[1], elbow[2]])  # on the forearm's rotation axis, across the grip
-    middle = base + np.array([0.0, 0.0, BOTTLE_HALF_M])
-    mouth = base + np.array([0.0, 0.0, 2 * BOTTLE_HALF_M + 2 * NECK_HALF_M])
-    turn = rotation.reshape(3, 3)
-    add_ghost(spec, "bottle", pivot + turn @ (middle - pivot), quat, mouth=pivot + turn @ (mouth - pivot))
+    add_table(spec, (centre[0], centre[1], centre[2] - TABLE_GAP_M), (0.05, 0.05))
+    middle, rotation = roll.poured(manipulation)
+    quat = np.empty(4)
+    mujoco.mju_mat2Quat(quat, rotation.ravel())
+    add_ghost(spec, "bottle", middle, quat, mouth=middle + rotation[:, 2] * (BOTTLE_HALF_M + 2 * NECK_HALF_M))
+
+
+class _PourRoll:
+    """The held bottle's pose as the forearm alone rolls from the hand's start pose (BOTTLE_SEAT in the palm's
+    frame)."""
+
+    def __init__(self, model: mujoco.MjModel, body: Body, qpos: np.ndarray):
+        self.model, self.qpos, self.data = model, qpos, mujoco.MjData(model)
+        joint = model.joint(body.joints["forearm_rotation"].mjcf)
+        self.adr, self.range = int(joint.qposadr[0]), joint.range.copy()
+        self.palm = model.body(body.palm.body).id  # type: ignore[union-attr]
+        self.seat_pos = np.asarray(BOTTLE_SEAT[0])
+        self.seat = np.empty(9)
+        mujoco.mju_quat2Mat(self.seat, np.asarray(BOTTLE_SEAT[1]) / np.linalg.norm(BOTTLE_SEAT[1]))
+
+    def pose(self, roll: float) -> tuple[np.ndarray, np.ndarray]:
+        """([3] the bottle's middle, [3, 3] its orientation) with the forearm rolled `roll` rad from its start."""
+        self.data.qpos[:] = self.qpos
+        self.data.qpos[self.adr] += roll
+        mujoco.mj_kinematics(self.model, self.data)
+        frame = self.data.xmat[self.palm].reshape(3, 3)
+        return self.data.xpos[self.palm] + frame @ self.seat_pos, frame @ self.seat.reshape(3, 3)
+
+    def poured(self, manipulation: Manipulation) -> tuple[np.ndarray, np.ndarray]:
+        """The held bottle's ([3] middle, [3, 3] orientation) rolled towards the cup until it tilts
+        manipulation.tilt_deg from upright; UserError when the forearm's range ends first."""
+        sign = 1.0 if manipulation.side == "left" else -1.0
+        start = self.qpos[self.adr]
+        low, high = 0.0, float(self.range[1] - start if sign > 0 else start - self.range[0])
+        wanted = np.cos(np.radians(manipulation.tilt_deg))
+        if self.pose(sign * high)[1][2, 2] > wanted:
+            furthest = np.degrees(np.arccos(np.clip(self.pose(sign * high)[1][2, 2], -1.0, 1.0)))
+            raise UserError(f"the bottle's goal tilt {manipulation.tilt_deg:g}° is beyond the forearm's reach: the "
+                            f"hand pours it at most {furthest:.0f}° to the {manipulation.side}")
+        for _ in range(40):
+            middle = (low + high) / 2
+            low, high = (middle, high) if self.pose(sign * middle)[1][2, 2] > wanted else (low, middle)
+        return self.pose(sign * high)
 
 
 def _resting_offset(spec: mujoco.MjSpec, qpos: np.ndarray, start: np.ndarray, normal: np.ndarray) -> float:

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 
+import mujoco
 import numpy as np
 
 from rewardloop.control.config import PlannerConfig
 from rewardloop.control.controllers.muscles import MuscleGains
 from rewardloop.control.planners.plants import PostureMuscle
 from rewardloop.sim.hand import Manipulation, Placement, placement
-from rewardloop.sim.scene import CompiledScene
+from rewardloop.sim.rollout import Rollouts, Simulator
+from rewardloop.sim.scene import STATE_SPEC, CompiledScene
 
 MANIPULATION_PLANNER = PlannerConfig(samples=32, horizon_s=0.5, replan_every=25, planning_dt=0.004, knots=5,
                                      noise=0.04, muscle=MuscleGains(interval_s=0.004))
@@ -66,3 +68,33 @@ class GripMuscle(PostureMuscle):
 
     def start(self, state: np.ndarray) -> np.ndarray:
         return np.clip(super().start(state) + self.squeeze, self.low, self.high)
+
+
+def scripted_pour(scene: CompiledScene, seconds: float = 3.0, ramp_s: float = 1.5) -> Rollouts:
+    """[1, T] the planner's first grip (the start posture plus the squeeze) held while the forearm's target rolls
+    towards the cup, to the end of its range over `ramp_s`, for `seconds` in all: a pour with no planner."""
+    gains = manipulation_planner(scene.scene.manipulation).muscle
+    plant = GripMuscle(scene, gains, planning_dt=None)
+    grip = plant.start(scene.initial_state)
+    forearm = plant.space.names.index(FREE_JOINTS[0])
+    manipulation = scene.scene.manipulation
+    end = plant.low[forearm] if manipulation is not None and manipulation.side == "right" else plant.high[forearm]
+    times = np.arange(max(1, round(seconds / scene.dt))) * scene.dt
+    targets = np.repeat(grip[None], len(times), axis=0)
+    targets[:, forearm] += np.minimum(times / ramp_s, 1.0) * (end - grip[forearm])
+    with Simulator(scene, nthread=1) as sim:
+        return plant.execute(sim, scene.initial_state, targets[None])
+
+
+def poured_seat(scene: CompiledScene) -> tuple[np.ndarray, np.ndarray]:
+    """The object's ([3] position (m), [4] orientation (w, x, y, z)) in the palm's body frame at the end of the
+    scripted pour: where the grip seats a poured bottle (`rewardloop.sim.hand.BOTTLE_SEAT`)."""
+    model = scene.model
+    data = mujoco.MjData(model)
+    mujoco.mj_setState(model, data, scripted_pour(scene).state[0, -1], STATE_SPEC)
+    mujoco.mj_kinematics(model, data)
+    palm = model.body(scene.body.palm.body).id  # type: ignore[union-attr]
+    frame, bottle = data.xmat[palm].reshape(3, 3), model.body("rl_object").id
+    quat = np.empty(4)
+    mujoco.mju_mat2Quat(quat, (frame.T @ data.xmat[bottle].reshape(3, 3)).ravel())
+    return frame.T @ (data.xpos[bottle] - data.xpos[palm]), quat
