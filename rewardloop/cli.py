@@ -6,10 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from rewardloop.cli_base import Handler, positive_number, scene_arguments, scene_from_args, writable_directory
 from rewardloop.errors import EXIT_USAGE, UserError
+
+if TYPE_CHECKING:
+    from rewardloop.sim.scene import Scene
 
 
 class _Parser(argparse.ArgumentParser):
@@ -55,7 +58,7 @@ def cmd_render(args: argparse.Namespace) -> None:
         if path:
             writable_directory(Path(path).parent, flag=flag)
     config = RenderConfig(width=args.width, height=args.height, fps=args.fps, views=tuple(args.views.split(",")))
-    scene = compile_scene(scene_from_args(args))
+    scene = compile_scene(_task_scene(args.task) if args.task else scene_from_args(args))
     if args.trajectory:
         rollouts = Rollouts.load(args.trajectory)
     else:
@@ -74,6 +77,22 @@ def cmd_render(args: argparse.Namespace) -> None:
     print(f"video: {video} ({len(frames.images)} frames)")
     if args.sheet:
         print(f"contact sheet: {contact_sheet(frames, args.sheet)}")
+
+
+def _task_scene(text: str) -> Scene:
+    """--task: a built-in task's name, or a run's folder or task.json -> its scene."""
+    from rewardloop.loop.store import read_json
+    from rewardloop.tasks import Task, get_task
+
+    path = Path(text)
+    if path.is_dir():
+        path = path / "task.json"
+    if path.suffix != ".json":
+        return get_task(text).scene
+    try:
+        return Task.from_dict(read_json(path)).scene
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise UserError(f"{path} does not hold a task: {error!r}") from None
 
 
 def cmd_demo(args: argparse.Namespace) -> None:
@@ -99,6 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     scene_arguments(render)
     render.add_argument("--trajectory", help="a saved trajectory (.npz, or a trajectory folder such as "
                         "`replay --out` writes); default: roll out --controller")
+    render.add_argument("--task", help="render in this task's scene instead of the scene options: a built-in task "
+                        "(`rewardloop tasks`) or a run's folder or task.json")
     render.add_argument("--controller", default="random", help="zero or random (without --trajectory)")
     render.add_argument("--duration", type=float, default=2.0, help="seconds to simulate")
     render.add_argument("--seed", type=int, default=0)

@@ -172,7 +172,8 @@ def manipulation_table(names: Sequence[str], root: Path = ROOT) -> str:
     for result in results:
         rows = result["rows"]
         met = f"{sum(r['achieved'] for r in rows)}/{len(rows)}"
-        lines.append(f"| {result['task']} | {result['success_rule']} | {met} | "
+        side = f" (to the {result['side']})" if result.get("side") == "right" else ""
+        lines.append(f"| {result['task']}{side} | {result['success_rule']} | {met} | "
                      f"{_spread([r['orientation_error_deg'] for r in rows], '.1f')} | "
                      f"{_spread([r['position_error_cm'] for r in rows], '.1f')} | "
                      f"{_spread([r['tilt_deg'] for r in rows], '.0f')} | {sum(r['dropped'] for r in rows)} | "
@@ -262,7 +263,8 @@ SECTIONS: dict[str, Callable[[Path], str]] = {
          "steering_humanoid_search_four_asks.json"], root),
     "results:mpc": lambda root: mpc_table("mpc_walking.json", root),
     "results:manipulation": lambda root: manipulation_table(
-        ["manipulation_cube-rotate.json", "manipulation_bottle-pour.json"], root),
+        ["manipulation_cube-rotate.json", "manipulation_bottle-pour.json", "manipulation_bottle-pour_right.json"],
+        root),
     "results:beyond": lambda root: beyond_table(["beyond_forward_humanoid.json", "beyond_forward_myolegs.json"], root),
     "results:local-server": lambda root: local_server_table(
         ["local_server_gemma3_270m_ctx4096.json", "local_server_gemma3_270m_ctx2048.json"], root),

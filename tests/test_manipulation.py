@@ -21,7 +21,7 @@ from rewardloop.reward.check import check_program
 from rewardloop.sim.bodies import BODIES
 from rewardloop.sim.hand import BOTTLE_HALF_M, BOTTLE_SEAT, FINGERS, NECK_HALF_M, Manipulation
 from rewardloop.sim.object_features import object_features, rotation_angle, yaw_of
-from rewardloop.sim.render import RenderConfig, render
+from rewardloop.sim.render import POUR_TURN_DEG, RenderConfig, _framing, render
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import Scene, compile_scene
 from rewardloop.spec import spec_from_description
@@ -224,3 +224,11 @@ def test_hand_keyframes_are_framed_on_the_hand():
     frames = render(scene, rollouts.states_with_initial(0), RenderConfig(width=64, height=48, fps=50))
     assert frames.images.shape[1:] == (48, 64, 3)
     assert frames.images.std() > 5  # the hand and cube fill the frame, not a blank floor
+
+
+def test_a_pour_is_seen_across_the_forearm_a_cube_from_the_side():
+    for task, turn in (("bottle-pour", POUR_TURN_DEG), ("cube-rotate", 0.0)):
+        scene = compile_scene(get_task(task).scene)
+        data = mujoco.MjData(scene.model)
+        mujoco.mj_forward(scene.model, data)
+        assert _framing(scene, data)[2] == turn

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -12,7 +13,9 @@ import pytest
 from rewardloop.cli import main
 from rewardloop.errors import UserError
 from rewardloop.sim.render import RenderConfig, contact_sheet, render, write_video
-from rewardloop.sim.rollout import Simulator, random_controls
+from rewardloop.sim.rollout import Simulator, random_controls, zero_controls
+from rewardloop.sim.scene import compile_scene
+from rewardloop.tasks import get_task
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +75,22 @@ def test_render_command_replays_a_saved_trajectory(tmp_path, humanoid_flat):
                  "--out", str(tmp_path / "x.gif")]) == 2
 
 
+def test_render_command_renders_in_a_task_or_a_runs_scene(tmp_path):
+    """--task names the scene a trajectory was made in: a built-in task, or a run's folder holding task.json."""
+    scene = compile_scene(get_task("bottle-pour").scene)
+    with Simulator(scene, nthread=1) as sim:
+        sim.open_loop(zero_controls(scene, 1, 20)).save(tmp_path / "t.npz")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "task.json").write_text(json.dumps(get_task("bottle-pour").to_dict()))
+    for task in ("bottle-pour", str(tmp_path / "run")):
+        assert main(["render", "--task", task, "--trajectory", str(tmp_path / "t.npz"), "--width", "64",
+                     "--height", "48", "--out", str(tmp_path / "t.gif")]) == 0
+    assert main(["render", "--trajectory", str(tmp_path / "t.npz"), "--out", str(tmp_path / "x.gif")]) == 2
+
+
 @pytest.mark.parametrize("argv, message", [
+    (["render", "--task", "juggle"], "unknown task 'juggle'; choose one of: bottle-pour"),
+    (["render", "--task", "/tmp"], "cannot read /tmp/task.json"),
     (["render", "--body", "robot"], "unknown body 'robot'; choose one of: humanoid, myofullbody, myohand, myolegs"),
     (["render", "--terrain", "ice"], "unknown terrain 'ice'; choose one of: flat, rough, slope, stairs"),
     (["render", "--views", "side,ceiling"], "unknown view 'ceiling'"),

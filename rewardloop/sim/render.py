@@ -99,12 +99,12 @@ def _render_state(renderer: mujoco.Renderer, scene: CompiledScene, data: mujoco.
     """[H, W * n_views, 3] image of one state from every configured view."""
     mujoco.mj_setState(scene.model, data, state, STATE_SPEC)
     mujoco.mj_forward(scene.model, data)
-    lookat, zoom = _framing(scene, data)
+    lookat, zoom, turn = _framing(scene, data)
     option = mujoco.MjvOption()
     option.flags[mujoco.mjtVisFlag.mjVIS_TENDON] = not scene.body.fingertips  # a hand's tendons hide its fingers
     tiles = []
     for name in config.views:
-        renderer.update_scene(data, camera=_camera(VIEWS[name], lookat, zoom), scene_option=option)
+        renderer.update_scene(data, camera=_camera(VIEWS[name], lookat, zoom, turn), scene_option=option)
         _set_flags(renderer.scene, config.shadows)
         tiles.append(renderer.render())
     return np.concatenate(tiles, axis=1)
@@ -115,23 +115,32 @@ HAND_ZOOM = 0.14
 the frame."""
 
 
-def _framing(scene: CompiledScene, data: mujoco.MjData) -> tuple[np.ndarray, float]:
-    """([3] point the cameras look at, distance factor): a hand scene's midpoint of the palm and the goal point
-    (the object when it has none), zoomed in; else the pelvis at three quarters of standing height."""
+POUR_TURN_DEG = 90.0
+"""A bottle scene's views turn this far about the vertical, so that 'side' looks along the forearm, across the
+pour (the bottle tips in the plane across the forearm), as it looks across a walk; unturned, the poured bottle
+points at the camera and its tilt does not show."""
+
+
+def _framing(scene: CompiledScene, data: mujoco.MjData) -> tuple[np.ndarray, float, float]:
+    """([3] point the cameras look at, distance factor, azimuth turn in deg): a hand scene's midpoint of the palm
+    and the goal point (the object when it has none), zoomed in, turned across a pour; else the pelvis at three
+    quarters of standing height."""
     if scene.body.fingertips:
         palm = data.site("rl_palm").xpos
-        goal = data.site("rl_goal_point").xpos if scene.scene.manipulation is not None else palm
-        return (palm + goal) / 2, HAND_ZOOM
+        manipulation = scene.scene.manipulation
+        goal = data.site("rl_goal_point").xpos if manipulation is not None else palm
+        turn = POUR_TURN_DEG if manipulation is not None and manipulation.object == "bottle" else 0.0
+        return (palm + goal) / 2, HAND_ZOOM, turn
     pelvis = data.site("rl_pelvis").xpos
     ground = float(scene.scene.terrain.height(pelvis[0], pelvis[1]))
-    return np.array([pelvis[0], pelvis[1], ground + 0.75 * scene.standing_height]), 1.0
+    return np.array([pelvis[0], pelvis[1], ground + 0.75 * scene.standing_height]), 1.0, 0.0
 
 
-def _camera(view: View, lookat: np.ndarray, zoom: float = 1.0) -> mujoco.MjvCamera:
+def _camera(view: View, lookat: np.ndarray, zoom: float = 1.0, turn: float = 0.0) -> mujoco.MjvCamera:
     camera = mujoco.MjvCamera()
     camera.type = mujoco.mjtCamera.mjCAMERA_FREE
     camera.lookat[:] = lookat
-    camera.azimuth, camera.elevation, camera.distance = view.azimuth, view.elevation, view.distance * zoom
+    camera.azimuth, camera.elevation, camera.distance = view.azimuth + turn, view.elevation, view.distance * zoom
     return camera
 
 
