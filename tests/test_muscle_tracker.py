@@ -47,9 +47,10 @@ def legs():
 
 def targets(legs, params: np.ndarray, memory: np.ndarray, ahead: float = 0.0, time: float = 0.0) -> np.ndarray:
     """[B, J] the kernel's target postures at the walking start, moved `ahead` m along x and read at `time` s, for
-    [B, P] params and [B, 5] memory."""
+    [B, P] params and [B, 5] memory (stance, clock, tripped, slope, rise; the wanted heading is turn_rate × time)."""
     scene, tracker = legs
     batch = len(params)
+    memory = np.hstack([memory, params[:, [PARAMETERS.index("turn_rate")]] * time])
     state = np.repeat(scene.initial_state[None], batch, axis=0)
     state[:, 0] = time
     state[:, 1] += ahead  # the root's x
@@ -75,7 +76,7 @@ def test_the_stance_hip_leans_the_pelvis_towards_trunk_pitch(legs):
     # pitch), so asking 0.2 rad more lean raises the target by 0.2 × trunk_gain × stance_stiffness.
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     params[1, PARAMETERS.index("trunk_pitch")] += 0.2
-    out = targets(legs, params, np.zeros((2, 5)))
+    out = targets(legs, params, np.zeros((2, 6)))
     column = int(legs[1].joints[0, HF, 3])
     gain = PARAMETERS.default[PARAMETERS.index("trunk_gain")] * PARAMETERS.default[PARAMETERS.index("stance_stiffness")]
     assert out[1, column] - out[0, column] == pytest.approx(0.2 * gain)

@@ -15,13 +15,14 @@ import pytest
 from rewardloop.bench.steer import ASKS, Ask, asks_for, body_has_arms, motion_row, steer_measures, verdict
 from rewardloop.cli import main
 from rewardloop.control.config import OptimizerConfig, RecedingConfig
-from rewardloop.control.controllers.base import make_controller, run_controller
+from rewardloop.control.controllers.base import Carry, make_controller, run_controller
 from rewardloop.control.defaults import receding_changed
 from rewardloop.control.optimizer import optimize
-from rewardloop.control.planners.receding import candidates
+from rewardloop.control.planners.receding import candidates, lookahead, preplan
 from rewardloop.control.search.policy import shipped_gait, shipped_gaits
 from rewardloop.control.trajectory import replayed
 from rewardloop.errors import UserError
+from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
@@ -159,6 +160,32 @@ def test_the_gait_planner_follows_a_term_added_to_the_reward():
     assert not walk.metrics.fell and not knees.metrics.fell
     assert walk.policy is not None and walk.policy.controller in {gait.controller for gait in shipped_gaits("humanoid")}
     assert walk.planner_steps > walk.rollouts.state.shape[1]  # the look-aheads counted
+
+
+def test_the_preplan_never_ranks_below_the_shipped_gait_and_moves_it_where_the_reward_asks():
+    # 3 rounds of 12 candidates over 2 s from the humanoid's walking start, a slow walk asked (0.6 m/s): the
+    # pre-planned parameters rank at least as high as the shipped gait's (alive as long, return less the stay cost
+    # no lower) on every seed, and on at least one of three seeds higher (measured: 2 of 3, 2.57 against 2.45 per
+    # step). Only the steering parameters move.
+    scene = compile_scene(Scene("humanoid", Terrain("flat"), start_speed=WALKING_START_SPEED))
+    gait = shipped_gait("humanoid")
+    assert gait is not None
+    controller = make_controller(gait.controller, scene)
+    nominal = gait.vector(controller)
+    config = RecedingConfig(steering_only=True, samples=12, preplan_generations=3, preplan_s=2.0, stay_weight=3.0)
+    steering = np.isin(controller.space.names, controller.steering)
+    ranges = controller.space.high - controller.space.low
+    gains = []
+    with Simulator(scene, nthread=1) as sim, load_reward(canonical("walk", speed=0.6), trusted=True) as reward:
+        for seed in range(3):
+            found = preplan(sim, controller, nominal, reward, config, rng=np.random.default_rng(seed))
+            np.testing.assert_array_equal(found[~steering], nominal[~steering])
+            alive, returns = lookahead(sim, controller, np.stack([nominal, found]), reward, scene.initial_state,
+                                       Carry.fresh(controller, scene, 1), 400)
+            stay = config.stay_weight * (((found - nominal) / ranges) ** 2).sum()
+            assert alive[1] >= alive[0]
+            gains.append(returns[1] - stay - returns[0])
+    assert min(gains) >= -1e-9 and max(gains) > 0.01
 
 
 def test_the_steering_tables_come_from_saved_results_into_the_readme(tmp_path, capsys):

@@ -141,6 +141,13 @@ class RecedingConfig:
     ranges): the nominal gait is kept unless another does clearly better. At 1 the planner drifted to slower gaits
     on flat ground, which the walk reward prefers over 1.5 s (muscle legs 9.6-11.8 m in 10 s against 12.4 as found);
     at 5 it keeps them (12.3 m; the humanoid's 12.07 m exactly) and walks as many unseen rough grounds."""
+    preplan_generations: int = 0
+    """Before the motion, re-centre the nominal on what the reward asks (`receding.preplan`): this many rounds of
+    the cross-entropy method over the parameters the planner may move (0: off, the nominal as given)."""
+    preplan_s: float = 3.0
+    """How long each pre-plan candidate is simulated from the scene's start (s)."""
+    preplan_sigma: float = 0.1
+    """The pre-plan's first spread around the nominal, as a fraction of each parameter's range."""
     screen: bool = False
     """Look ahead first with the nominal and the last chosen parameters alone, and with the neighbours only where
     neither of those two stays up over the whole horizon: where nothing goes wrong a choice then costs 2 look-aheads
@@ -154,6 +161,9 @@ class RecedingConfig:
             "sigma must be in [0, 1]": 0 <= self.sigma <= 1,
             "stay_weight must be at least 0": self.stay_weight >= 0,
             "moves must be at least 0": self.moves >= 0,
+            "preplan_generations must be at least 0": self.preplan_generations >= 0,
+            "preplan_s must be positive": self.preplan_s > 0,
+            "preplan_sigma must be in [0, 1]": 0 <= self.preplan_sigma <= 1,
         }
         problems = [message for message, ok in checks.items() if not ok]
         if problems:

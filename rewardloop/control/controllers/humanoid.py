@@ -93,6 +93,18 @@ def wrap(angle: float) -> float:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def follow_heading(memory: np.ndarray, slot: int, turn_rate: float, interval: float, yaw: float) -> float:
+    """The wanted heading less the pelvis `yaw` (rad, within [-π, π)). The wanted heading is `turn_rate` (rad/s)
+    integrated over the motion in `memory[slot]` (0 at the start), advanced here by one update of `interval` s;
+    for a constant rate it is rate × time. A rate a planner changes mid-motion turns the wanted heading on from
+    where it is, not from where the new rate would have put it since the start (a jump of Δrate × time: at 5 s a
+    0.1 rad/s change was a 0.5-rad yank)."""
+    wanted = memory[slot]
+    memory[slot] = wanted + turn_rate * interval
+    return wrap(wanted - yaw)
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def pelvis_frame(s: np.ndarray, sensors: np.ndarray) -> tuple[float, float, float, float, float, float, float, float]:
     """Sensors -> yaw, heading (cos, sin), pitch (+ forward), roll (+ left side up) and their rates (rad, rad/s)."""
     px, pz, w = sensors[0], sensors[1], sensors[2]

@@ -8,8 +8,8 @@ cycle, as in `gait_tracker`, and balance acts on the targets:
 - the swing thigh is aimed in the world frame (people's hip curve, scaled and offset, plus foot placement from
   the centre of mass against the stance foot, blended in over the swing: `gait_tracker.swing_aims`), and
   outward by `width` plus sideways placement; the swing thigh is held unrotated; with `path_steer` the placement is
-  reckoned in the heading turned that fraction of the way to the wanted one (`turn_rate` × time), so the feet land
-  where they stop the drift off the wanted heading: steering through the feet (since 2026-11-27);
+  reckoned in the heading turned that fraction of the way to the wanted one (`turn_rate` integrated over the
+  motion), so the feet land where they stop the drift off the wanted heading: steering through the feet;
 - the stance hip moves the pelvis: its flexion target is the present angle plus `trunk_gain` × the pelvis pitch
   error (to `trunk_pitch`) minus `trunk_damping` × the pitch rate, its adduction the same for roll (to level),
   and its rotation turns the pelvis about the planted thigh towards the heading (`yaw_gain`, `trunk_damping`);
@@ -63,6 +63,7 @@ from rewardloop.control.controllers.gait_tracker import (
     ANKLE_OFFSET,
     ANKLE_SCALE,
     GAIT,
+    HEADING,
     KNEE_OFFSET,
     KNEE_SCALE,
     REACTIONS,
@@ -84,7 +85,7 @@ from rewardloop.control.controllers.gait_tracker import (
     swing_aims,
     swing_lift,
 )
-from rewardloop.control.controllers.humanoid import COM, CONTACT, SENSORS, pelvis_frame, wrap
+from rewardloop.control.controllers.humanoid import COM, CONTACT, SENSORS, follow_heading, pelvis_frame
 from rewardloop.control.controllers.lowlevel import posture_space
 from rewardloop.control.controllers.musclebody import hip_rotators
 from rewardloop.control.controllers.muscles import MuscleTorques
@@ -185,7 +186,7 @@ class MuscleTracker:
 
     kind = "muscle_tracker"
     space = PARAMETERS
-    memory_size = 5
+    memory_size = 6
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
                 "turn_rate", "width", "lift")
 
@@ -288,7 +289,7 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, uneven, joint
         stance = step_clock(memory[b], p, s, sensors, interval, phase, early, reach_ok)
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
-        heading_error = wrap(p[TURN_RATE] * state[b, 0] - yaw)
+        heading_error = follow_heading(memory[b], HEADING, p[TURN_RATE], interval, yaw)
         rise = rise_ahead(s, sensors, ground, stance, fx, fy)
         lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], p[LOOK_LIFT] * rise, s[sensors[CONTACT + swing]] > 0,
                           phase[swing], stance != before, reach_ok)

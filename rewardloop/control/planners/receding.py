@@ -89,6 +89,40 @@ def screened_lookahead(planner: Simulator, controller: Controller, params: np.nd
     return params, np.concatenate([alive, more_alive]), np.concatenate([returns, more_returns])
 
 
+def preplan(planner: Simulator, controller: Controller, nominal: np.ndarray, reward: RewardFunction,
+            config: RecedingConfig, *, rng: np.random.Generator) -> np.ndarray:
+    """[P] the `nominal` re-centred on what `reward` asks, before the motion starts: `config.preplan_generations`
+    rounds of the cross-entropy method over the parameters the planner may move, each round `config.samples`
+    candidates simulated `config.preplan_s` seconds from the scene's start and ranked as a receding choice ranks
+    them (`choose`: alive longest, then return less the stay cost from the nominal). The nominal is a candidate of
+    every round, so it is kept unless another does better. A look-ahead of 1.5 s moves a few parameters a few per
+    cent per choice, and an ask that needs several moved together (a faster walk: a shorter step, a longer stride)
+    or more than a few per cent is lost in the choices' noise; the pre-plan moves them all at once over a longer
+    look, and the receding planner then corrects around the result."""
+    low, high = controller.space.low, controller.space.high
+    movable = np.isin(controller.space.names, controller.steering) if config.steering_only else np.ones(len(low), bool)
+    _, nstep = _replan_steps(dataclasses.replace(config, horizon_s=config.preplan_s), controller.chunk,
+                             planner.scene.dt)
+    carry = Carry.fresh(controller, planner.scene, 1)
+    state = np.asarray(planner.scene.initial_state, dtype=float)
+    mean, spread = nominal.copy(), config.preplan_sigma * (high - low) * movable
+    best, best_key = nominal, (-np.inf, -np.inf)
+    elite_count = max(2, config.samples // 4)
+    for _ in range(config.preplan_generations):
+        params = np.where(movable, np.clip(mean + spread * rng.standard_normal((config.samples, len(low))), low, high),
+                          nominal)
+        params[0], params[1] = nominal, np.where(movable, mean, nominal)
+        alive, returns = lookahead(planner, controller, params, reward, state, carry, nstep)
+        value = np.nan_to_num(returns, nan=-np.inf) - config.stay_weight * (((params - nominal) / (high - low)) ** 2
+                                                                            ).sum(axis=1)
+        order = np.lexsort((-value, -alive))
+        if (alive[order[0]], value[order[0]]) > best_key:
+            best, best_key = params[order[0]], (alive[order[0]], value[order[0]])
+        elite = params[order[:elite_count]]
+        mean, spread = elite.mean(axis=0), elite.std(axis=0) * movable
+    return best
+
+
 @contextmanager
 def planning_simulator(sim: Simulator) -> Iterator[Simulator]:
     """The planner's simulator for `sim`'s scene: `sim` itself under the body's nominal physics, else one of the
@@ -154,11 +188,13 @@ def _replan_steps(config: RecedingConfig, chunk: int, dt: float) -> tuple[int, i
 
 
 def planned_steps(config: RecedingConfig, *, nstep: int, chunk: int, dt: float) -> int:
-    """Physics steps that one unpushed `receding_motion` of `nstep` steps simulates: its look-aheads and the
-    motion itself (the muscle legs' 10-s climb with the stairs' settings: 50 × 16 × 1000 + 5000 = 805,000); with
-    `config.screen`, at most."""
+    """Physics steps that one unpushed `receding_motion` of `nstep` steps simulates: its look-aheads, the motion
+    itself and the `preplan` before it (the muscle legs' 10-s climb with the stairs' settings: 50 × 16 × 1000 + 5000
+    = 805,000, no pre-plan); with `config.screen`, at most."""
     every, horizon = _replan_steps(config, chunk, dt)
-    return len(range(0, nstep, every)) * config.samples * horizon + nstep
+    _, ahead = _replan_steps(dataclasses.replace(config, horizon_s=config.preplan_s), chunk, dt)
+    return (len(range(0, nstep, every)) * config.samples * horizon + nstep
+            + config.preplan_generations * config.samples * ahead)
 
 
 def run_receding(scene: CompiledScene, controller: Controller, nominal: np.ndarray, reward: RewardFunction,
