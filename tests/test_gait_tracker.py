@@ -28,7 +28,7 @@ from rewardloop.control.controllers.gait_tracker import (
     step_rise,
     swing_lift,
 )
-from rewardloop.control.controllers.humanoid import AI, CONTACT, KN, follow_heading
+from rewardloop.control.controllers.humanoid import AI, CONTACT, KN, follow_heading, wrap
 from rewardloop.critic.gait import human_gait_reference
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
@@ -68,7 +68,7 @@ def test_the_step_clock_waits_for_the_touchdown(humanoid_walking):
     params = np.repeat(PARAMETERS.default[None], 2, axis=0)
     with Simulator(humanoid_walking, nthread=1) as sim:
         first = run_controller(sim, controller, params, nstep=10, carry=carry)
-        np.testing.assert_array_equal(carry.memory, np.zeros((2, 6)))
+        np.testing.assert_array_equal(carry.memory, np.zeros((2, 7)))
         run_controller(sim, controller, params, nstep=50, carry=carry, initial_state=first.state[:, -1])
     np.testing.assert_array_equal(carry.memory[:, STANCE], [0.0, 0.0])
     assert np.all(carry.memory[:, CLOCK] > 0) and np.all(carry.memory[:, CLOCK] <= 0.25 + 1e-9)
@@ -76,12 +76,13 @@ def test_the_step_clock_waits_for_the_touchdown(humanoid_walking):
 
 def test_a_turn_rate_changed_mid_motion_turns_the_wanted_heading_on_from_where_it_is():
     """A planner that changes turn_rate after 1 s walking straight gets a heading error that grows from 0 at the
-    new rate, not a jump to rate × 1 s."""
-    memory = np.zeros(1)
-    straight = [follow_heading(memory, 0, 0.0, 0.01, 0.0) for _ in range(100)]
-    turning = [follow_heading(memory, 0, 0.3, 0.01, 0.0) for _ in range(3)]
+    new rate, not a jump to rate × 1 s; a rate held from the start gives rate × time exactly."""
+    memory = np.zeros(2)
+    straight = [follow_heading(memory, 0, 0.0, 0.01 * k, 0.0) for k in range(100)]
+    turning = [follow_heading(memory, 0, 0.3, 0.01 * k, 0.0) for k in range(100, 103)]
     assert straight == [0.0] * 100 and turning == pytest.approx([0.0, 0.003, 0.006])
-    assert follow_heading(np.array([0.0]), 0, 0.3, 0.01, 0.1) == pytest.approx(-0.1)  # wanted less the pelvis yaw
+    held, times = np.zeros(2), (0.0, 2.5, 7.3)
+    assert [follow_heading(held, 0, 0.3, t, 0.1) for t in times] == [wrap(0.3 * t - 0.1) for t in times]
 
 
 def test_the_swing_knee_follows_the_curve_and_a_larger_scale_bends_it_more(humanoid_walking):

@@ -47,10 +47,11 @@ def legs():
 
 def targets(legs, params: np.ndarray, memory: np.ndarray, ahead: float = 0.0, time: float = 0.0) -> np.ndarray:
     """[B, J] the kernel's target postures at the walking start, moved `ahead` m along x and read at `time` s, for
-    [B, P] params and [B, 5] memory (stance, clock, tripped, slope, rise; the wanted heading is turn_rate × time)."""
+    [B, P] params and [B, 5] memory (stance, clock, tripped, slope, rise; the turn rate held since the start, so
+    the wanted heading is turn_rate × time)."""
     scene, tracker = legs
     batch = len(params)
-    memory = np.hstack([memory, params[:, [PARAMETERS.index("turn_rate")]] * time])
+    memory = np.hstack([memory, params[:, [PARAMETERS.index("turn_rate")]], np.zeros((batch, 1))])
     state = np.repeat(scene.initial_state[None], batch, axis=0)
     state[:, 0] = time
     state[:, 1] += ahead  # the root's x

@@ -274,7 +274,7 @@ def test_gait_machine_latency_shifts_its_first_commands(humanoid_walking):
 def test_fresh_carry_holds_no_commands_yet():
     scene = compile_scene(Scene("humanoid", Terrain("flat"), physics=Physics(latency_steps=3)))
     carry = Carry.fresh(make_controller("gait_machine", scene), scene, 2)
-    assert carry.memory.shape == (2, 3) and not carry.memory.any()
+    assert carry.memory.shape == (2, 4) and not carry.memory.any()
     assert carry.queue.shape == (2, 3, scene.model.nu) and np.isnan(carry.queue).all()
 
 

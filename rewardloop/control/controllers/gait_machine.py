@@ -83,8 +83,8 @@ PARAMETERS = ParameterSpace((
  CHEST_LEAN, TRUNK_KP, TRUNK_KD, HIP_KP, HIP_KD, JOINT_KP, JOINT_KD, ARM_SWING, TURN_RATE, YAW_KP) = range(
     PARAMETERS.size)
 STANCE, CLOCK, HEADING = 0, 1, 2
-"""Memory columns: the stance leg (0 left, 1 right), the time since the swing began (s) and the wanted heading
-(rad, `humanoid.heading_error`)."""
+"""Memory columns: the stance leg (0 left, 1 right), the time since the swing began (s), and the turn rate last
+used and the wanted heading's offset (rad/s, rad: `humanoid.follow_heading`)."""
 
 
 class GaitMachine:
@@ -95,7 +95,7 @@ class GaitMachine:
     steering = ("swing_time", "hip_swing", "speed", "knee_swing", "knee_stance", "trunk_pitch", "turn_rate", "width",
                 "arm_swing")
     chunk = 1
-    memory_size = 3
+    memory_size = 4
 
     def __init__(self, scene: CompiledScene):
         self.dt, self.nu, self.nq = scene.dt, scene.model.nu, scene.model.nq
@@ -124,7 +124,7 @@ def _gait_kernel(state, sensed, memory, params, legs, arms, trunk, sensors, nq, 
         memory[b, STANCE], memory[b, CLOCK] = stance, clock + interval
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         d_fwd, d_lat, v_fwd, v_lat = com_from_foot(s, sensors, stance, fx, fy)
-        heading_error = follow_heading(memory[b], HEADING, p[TURN_RATE], interval, yaw)
+        heading_error = follow_heading(memory[b], HEADING, p[TURN_RATE], state[b, 0], yaw)
         read_legs(q, qd, legs, angle, rate)
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
         pitch_torque = clip(p[TRUNK_KP] * (p[TRUNK_PITCH] - pitch) - p[TRUNK_KD] * pitch_rate)

@@ -141,8 +141,8 @@ muscle tracker shares: 0 by default, so a gait without them walks as before."""
 STANCE, CLOCK, TRIPPED, SLOPE, RISE, HEADING = 0, 1, 2, 3, 4, 5
 """Memory columns: the stance leg (0 left, 1 right), the time since its touchdown (s), whether the swing foot has
 stumbled during this step (1) or not (0), the slope of the ground (rad, + uphill) measured between the feet at the
-last touchdown, how much higher (m) the stance foot's ground was than the other's then (a step up), and the wanted
-heading (rad, `humanoid.heading_error`)."""
+last touchdown, how much higher (m) the stance foot's ground was than the other's then (a step up), and the turn
+rate last used and the wanted heading's offset (rad/s, rad: `humanoid.follow_heading`)."""
 STAIR_EXTEND = 0.3
 """Phase of the gait cycle (from touchdown at 0) by which a stance knee has straightened `stair_knee`'s bend."""
 MAX_SLOPE = 0.4
@@ -177,7 +177,7 @@ class GaitTracker:
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
                 "turn_rate", "width", "lift", "arm_swing")
     chunk = 1
-    memory_size = 6
+    memory_size = 7
 
     def __init__(self, scene: CompiledScene):
         self.dt, self.nu, self.nq = scene.dt, scene.model.nu, scene.model.nq
@@ -362,7 +362,7 @@ def _lowest_point(s: np.ndarray, sensors: np.ndarray, foot: int) -> tuple[float,
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, trunk, sensors, nq, interval,
                     controls):
-    """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 6] memory (in place), [b, P]
+    """One update of the tracker for every row: [b, nstate], [b, nsensor], [b, 7] memory (in place), [b, P]
     params, [3, K] human curves (rad), [nx, ny] ground map -> controls [b, chunk, nu] (written)."""
     angle, rate, cmd, phase = np.empty((2, 6)), np.empty((2, 6)), np.zeros((2, 6)), np.empty(2)
     for b in range(state.shape[0]):
@@ -385,7 +385,7 @@ def _tracker_kernel(state, sensed, memory, params, curves, ground, legs, arms, t
             memory[b, SLOPE] = ground_slope(s, sensors, stance, fx, fy)
         slope = memory[b, SLOPE]
         roll_foot = -outward * p[ANKLE_LAT] * com_from_foot(s, sensors, stance, fx, fy)[3]
-        heading_error = follow_heading(memory[b], HEADING, p[TURN_RATE], interval, yaw)
+        heading_error = follow_heading(memory[b], HEADING, p[TURN_RATE], state[b, 0], yaw)
         read_legs(q, qd, legs, angle, rate)
         trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope
         pitch_torque = clip(p[TRUNK_KP] * (trunk_target - pitch) - p[TRUNK_KD] * pitch_rate)

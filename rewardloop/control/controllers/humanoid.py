@@ -93,15 +93,16 @@ def wrap(angle: float) -> float:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def follow_heading(memory: np.ndarray, slot: int, turn_rate: float, interval: float, yaw: float) -> float:
-    """The wanted heading less the pelvis `yaw` (rad, within [-π, π)). The wanted heading is `turn_rate` (rad/s)
-    integrated over the motion in `memory[slot]` (0 at the start), advanced here by one update of `interval` s;
-    for a constant rate it is rate × time. A rate a planner changes mid-motion turns the wanted heading on from
-    where it is, not from where the new rate would have put it since the start (a jump of Δrate × time: at 5 s a
-    0.1 rad/s change was a 0.5-rad yank)."""
-    wanted = memory[slot]
-    memory[slot] = wanted + turn_rate * interval
-    return wrap(wanted - yaw)
+def follow_heading(memory: np.ndarray, slot: int, turn_rate: float, time: float, yaw: float) -> float:
+    """The wanted heading less the pelvis `yaw` (rad, within [-π, π)) at `time` s. The wanted heading is
+    `turn_rate` × time plus an offset kept in `memory[slot + 1]`, with the rate last used in `memory[slot]` (both
+    0 at the start): when a planner changes the rate mid-motion, the offset takes up the difference, so that the
+    wanted heading turns on from where it is at the new rate instead of jumping by Δrate × time (at 5 s a 0.1
+    rad/s change was a 0.5-rad yank). A constant rate gives rate × time to the last bit."""
+    if turn_rate != memory[slot]:
+        memory[slot + 1] += (memory[slot] - turn_rate) * time
+        memory[slot] = turn_rate
+    return wrap(turn_rate * time + memory[slot + 1] - yaw)
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")

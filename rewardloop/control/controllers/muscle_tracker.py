@@ -186,7 +186,7 @@ class MuscleTracker:
 
     kind = "muscle_tracker"
     space = PARAMETERS
-    memory_size = 6
+    memory_size = 7
     steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
                 "turn_rate", "width", "lift")
 
@@ -289,7 +289,7 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, uneven, joint
         stance = step_clock(memory[b], p, s, sensors, interval, phase, early, reach_ok)
         swing = 1 - stance
         outward = 1.0 if swing == 0 else -1.0  # +y is outward for the left leg
-        heading_error = follow_heading(memory[b], HEADING, p[TURN_RATE], interval, yaw)
+        heading_error = follow_heading(memory[b], HEADING, p[TURN_RATE], state[b, 0], yaw)
         rise = rise_ahead(s, sensors, ground, stance, fx, fy)
         lift = swing_lift(memory[b], p, p[LIFT], p[TRIP_LIFT], p[LOOK_LIFT] * rise, s[sensors[CONTACT + swing]] > 0,
                           phase[swing], stance != before, reach_ok)

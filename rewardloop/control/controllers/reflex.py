@@ -151,26 +151,25 @@ class Reflex:
     space = PARAMETERS
     steering = ("trunk_lean", "leg_angle", "leg_speed_gain", "knee_swing", "knee_reach", "knee_stance_off",
                 "turn_rate")
-    memory_size = 2 + 2 * LEG_MEMORY
+    memory_size = 3 + 2 * LEG_MEMORY
 
     def __init__(self, scene: CompiledScene):
         self.nu, self.nq = scene.model.nu, scene.model.nq
         self.chunk = max(1, round(UPDATE_S / scene.dt))
-        self.interval = self.chunk * scene.dt
         self.layout = muscle_layout(scene)
 
     def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
         controls = np.zeros((len(state), self.chunk, self.nu))  # muscles outside the groups rest
         _reflex_kernel(np.ascontiguousarray(state), np.ascontiguousarray(sensed), memory, params, *self.layout,
-                       self.nq, self.interval, controls)
+                       self.nq, controls)
         return controls
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def _reflex_kernel(state, sensed, memory, params, joints, members, force_sensor, peak_force, sensors, weight,
-                   rotation, rotators, nq, interval, controls):
-    """One update of `interval` s for every row: [b, nstate], [b, nsensor], [b, 14] memory (in place), [b, P]
-    params -> controls [b, chunk, nu] (written)."""
+                   rotation, rotators, nq, controls):
+    """One update for every row: [b, nstate], [b, nsensor], [b, 15] memory (in place), [b, P] params -> controls
+    [b, chunk, nu] (written)."""
     angle, rate = np.empty((2, 4)), np.empty((2, 4))
     load, targets = np.empty(2), np.empty(2)
     force, stim = np.empty((2, len(GROUPS))), np.empty((2, len(GROUPS)))
@@ -181,7 +180,7 @@ def _reflex_kernel(state, sensed, memory, params, joints, members, force_sensor,
         vel = sensors[COM_VEL]
         v_fwd, v_lat = s[vel] * fx + s[vel + 1] * fy, -s[vel] * fy + s[vel + 1] * fx
         _read_legs(q, qd, s, joints, members, force_sensor, peak_force, sensors, weight, angle, rate, load, force)
-        heading_error = follow_heading(m, 2 * LEG_MEMORY + 1, p[TURN_RATE], interval, yaw)
+        heading_error = follow_heading(m, 2 * LEG_MEMORY + 1, p[TURN_RATE], state[b, 0], yaw)
         for side in range(2):  # placement target in the pelvis frame; turning left lengthens the right leg's step
             turn = (-1.0 if side == 0 else 1.0) * p[TURN_GAIN] * heading_error
             targets[side] = p[LEG_ANGLE] + p[LEG_SPEED_GAIN] * v_fwd + turn + pitch
