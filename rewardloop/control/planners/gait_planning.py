@@ -34,7 +34,7 @@ STEERING_PLANNER = RecedingConfig(steering_only=True, sigma=0.08, moves=2, stay_
 """The planner's settings where OptimizerConfig.gait_planner names none: 16 candidates every 0.2 s, 1.5 s ahead;
 neighbours that move 2 of the steering parameters by 8 % of their ranges, the balance gains as the gait has them;
 a stay cost of 3 per squared range from the nominal; before the motion, 6 rounds of 16 pre-plan candidates over 3 s
-re-centre the nominal on the reward (`receding.preplan`). Measured on the humanoid's steering benchmark
+re-centre the nominal on the reward (`receding.preplan`), and the stay cost is reckoned from that one. Measured on the humanoid's steering benchmark
 (`rewardloop bench --suite steer --optimizer plan`, 3 seeds): neighbours that moved every parameter made it fall or
 veer; neighbours that moved all eleven steering parameters at once cost the walk 0.3-1.5 of its 3.5 reward per step
 over the look-ahead, so only the strongest asks won; a stay cost of 1 let the plain walk's cadence drift to 127-134

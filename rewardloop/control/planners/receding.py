@@ -49,11 +49,16 @@ def candidates(nominal: np.ndarray, current: np.ndarray, low: np.ndarray, high: 
     return np.vstack([nominal, current, np.clip(current + noise, low, high)])
 
 
-def choose(alive: np.ndarray, returns: np.ndarray, stray: np.ndarray, stay_weight: float) -> int:
-    """Index of the candidate to drive with: the longest alive ([S] steps before a fall sign), then the highest
-    [S] return less `stay_weight` × [S] stray (squared distance from the nominal in units of the ranges)."""
+def ranking(alive: np.ndarray, returns: np.ndarray, stray: np.ndarray, stay_weight: float) -> np.ndarray:
+    """[S] candidate indices, best first: the longest alive ([S] steps before a fall sign), then the highest [S]
+    return less `stay_weight` × [S] stray (squared distance from the nominal in units of the ranges)."""
     value = np.nan_to_num(returns, nan=-np.inf) - stay_weight * stray
-    return int(np.lexsort((-value, -alive))[0])
+    return np.lexsort((-value, -alive))
+
+
+def choose(alive: np.ndarray, returns: np.ndarray, stray: np.ndarray, stay_weight: float) -> int:
+    """Index of the candidate to drive with: the first of `ranking`."""
+    return int(ranking(alive, returns, stray, stay_weight)[0])
 
 
 def lookahead(planner: Simulator, controller: Controller, params: np.ndarray, reward: RewardFunction,
@@ -106,21 +111,25 @@ def preplan(planner: Simulator, controller: Controller, nominal: np.ndarray, rew
     carry = Carry.fresh(controller, planner.scene, 1)
     state = np.asarray(planner.scene.initial_state, dtype=float)
     mean, spread = nominal.copy(), config.preplan_sigma * (high - low) * movable
-    best, best_key = nominal, (-np.inf, -np.inf)
-    elite_count = max(2, config.samples // 4)
+    tried, scores = [], []
     for _ in range(config.preplan_generations):
         params = np.where(movable, np.clip(mean + spread * rng.standard_normal((config.samples, len(low))), low, high),
                           nominal)
         params[0], params[1] = nominal, np.where(movable, mean, nominal)
         alive, returns = lookahead(planner, controller, params, reward, state, carry, nstep)
-        value = np.nan_to_num(returns, nan=-np.inf) - config.stay_weight * (((params - nominal) / (high - low)) ** 2
-                                                                            ).sum(axis=1)
-        order = np.lexsort((-value, -alive))
-        if (alive[order[0]], value[order[0]]) > best_key:
-            best, best_key = params[order[0]], (alive[order[0]], value[order[0]])
-        elite = params[order[:elite_count]]
+        elite = params[ranking(alive, returns, _stray(params, nominal, low, high), config.stay_weight)]
+        elite = elite[: max(2, config.samples // 4)]
         mean, spread = elite.mean(axis=0), elite.std(axis=0) * movable
-    return best
+        tried.append(params)
+        scores.append((alive, returns))
+    params = np.concatenate(tried)
+    alive, returns = (np.concatenate(column) for column in zip(*scores, strict=True))
+    return params[choose(alive, returns, _stray(params, nominal, low, high), config.stay_weight)]
+
+
+def _stray(params: np.ndarray, nominal: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """[S] squared distance of [S, P] `params` from the [P] nominal, in units of the [P] ranges."""
+    return (((params - nominal) / (high - low)) ** 2).sum(axis=1)
 
 
 @contextmanager
@@ -169,8 +178,7 @@ def receding_motion(sim: Simulator, planner: Simulator, controller: Controller, 
                             moved=moved, moves=config.moves)
         params, alive, returns = screened_lookahead(planner, controller, params, reward, now, carry, horizon,
                                                     screen=config.screen)
-        stray = (((params - nominal) / (high - low)) ** 2).sum(axis=1)
-        current = params[choose(alive, returns, stray, config.stay_weight)]
+        current = params[choose(alive, returns, _stray(params, nominal, low, high), config.stay_weight)]
         part = run_controller(sim, controller, current[None], nstep=stop - start, initial_state=now[None],
                               carry=carry)
         chosen.append(current)
