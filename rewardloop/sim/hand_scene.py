@@ -232,14 +232,15 @@ class _PourRoll:
         sign = 1.0 if manipulation.side == "left" else -1.0
         start = self.qpos[self.adr]
         low, high = 0.0, float(self.range[1] - start if sign > 0 else start - self.range[0])
-        wanted = np.cos(np.radians(manipulation.tilt_deg))
-        if self.pose(sign * high)[1][2, 2] > wanted:
-            furthest = np.degrees(np.arccos(np.clip(self.pose(sign * high)[1][2, 2], -1.0, 1.0)))
+        wanted = np.cos(np.radians(manipulation.tilt_deg))  # the bottle's axis' z at the goal's tilt
+        furthest = self.pose(sign * high)[1][2, 2]
+        if furthest > wanted:
             raise UserError(f"the bottle's goal tilt {manipulation.tilt_deg:g}° is beyond the forearm's reach: the "
-                            f"hand pours it at most {furthest:.0f}° to the {manipulation.side}")
-        for _ in range(40):
-            middle = (low + high) / 2
-            low, high = (middle, high) if self.pose(sign * middle)[1][2, 2] > wanted else (low, middle)
+                            f"hand pours it at most {np.degrees(np.arccos(np.clip(furthest, -1.0, 1.0))):.0f}° to "
+                            f"the {manipulation.side}")
+        for _ in range(40):  # bisection on the roll
+            mid = (low + high) / 2
+            low, high = (mid, high) if self.pose(sign * mid)[1][2, 2] > wanted else (low, mid)
         return self.pose(sign * high)
 
 
