@@ -106,8 +106,7 @@ def preplan(planner: Simulator, controller: Controller, nominal: np.ndarray, rew
     look, and the receding planner then corrects around the result."""
     low, high = controller.space.low, controller.space.high
     movable = np.isin(controller.space.names, controller.steering) if config.steering_only else np.ones(len(low), bool)
-    _, nstep = _replan_steps(dataclasses.replace(config, horizon_s=config.preplan_s), controller.chunk,
-                             planner.scene.dt)
+    nstep = _preplan_steps(config, controller.chunk, planner.scene.dt)
     carry = Carry.fresh(controller, planner.scene, 1)
     state = np.asarray(planner.scene.initial_state, dtype=float)
     mean, spread = nominal.copy(), config.preplan_sigma * (high - low) * movable
@@ -195,14 +194,18 @@ def _replan_steps(config: RecedingConfig, chunk: int, dt: float) -> tuple[int, i
     return (chunk * max(1, round(config.replan_s / dt / chunk)), chunk * max(1, round(config.horizon_s / dt / chunk)))
 
 
+def _preplan_steps(config: RecedingConfig, chunk: int, dt: float) -> int:
+    """Steps each pre-plan candidate is simulated: `config.preplan_s` in whole controller updates."""
+    return _replan_steps(dataclasses.replace(config, horizon_s=config.preplan_s), chunk, dt)[1]
+
+
 def planned_steps(config: RecedingConfig, *, nstep: int, chunk: int, dt: float) -> int:
     """Physics steps that one unpushed `receding_motion` of `nstep` steps simulates: its look-aheads, the motion
     itself and the `preplan` before it (the muscle legs' 10-s climb with the stairs' settings: 50 × 16 × 1000 + 5000
     = 805,000, no pre-plan); with `config.screen`, at most."""
     every, horizon = _replan_steps(config, chunk, dt)
-    _, ahead = _replan_steps(dataclasses.replace(config, horizon_s=config.preplan_s), chunk, dt)
     return (len(range(0, nstep, every)) * config.samples * horizon + nstep
-            + config.preplan_generations * config.samples * ahead)
+            + config.preplan_generations * config.samples * _preplan_steps(config, chunk, dt))
 
 
 def run_receding(scene: CompiledScene, controller: Controller, nominal: np.ndarray, reward: RewardFunction,
