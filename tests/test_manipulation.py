@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from rewardloop.control.metrics import batch_metrics
-from rewardloop.control.planners.grip import poured_seat, scripted_pour
+from rewardloop.control.planners.grip import poured_seat, scripted_roll
 from rewardloop.critic import BuiltinCritic
 from rewardloop.errors import UserError
 from rewardloop.reward import library as lib
@@ -23,7 +23,7 @@ from rewardloop.sim.hand import BOTTLE_HALF_M, BOTTLE_SEAT, FINGERS, NECK_HALF_M
 from rewardloop.sim.object_features import object_features, rotation_angle, yaw_of
 from rewardloop.sim.render import POUR_TURN_DEG, RenderConfig, _framing, render
 from rewardloop.sim.rollout import Simulator
-from rewardloop.sim.scene import Scene, compile_scene
+from rewardloop.sim.scene import STATE_SPEC, Scene, compile_scene
 from rewardloop.spec import spec_from_description
 from rewardloop.tasks import get_task, task_from_description
 
@@ -65,7 +65,7 @@ def test_a_scripted_pour_holds_the_bottle_and_passes_its_mouth_over_the_pour_tar
     """The grip held while the forearm rolls: the bottle stays in the hand, sits where BOTTLE_SEAT says (else rerun
     benchmarks/bottle_seat.py), and its mouth passes the pour target at the goal's tilt: the goal is reachable."""
     scene = compile_scene(get_task("bottle-pour").scene)
-    features = scripted_pour(scene).features(scene)
+    features = scripted_roll(scene).features(scene)
     assert features.dropped.max() == 0 and features.object_table_contact.max() == 0
     assert features.fingertip_contact[0, -1].sum() >= 3
     tipped = features.object_tilt[0] >= math.radians(100)
@@ -73,6 +73,37 @@ def test_a_scripted_pour_holds_the_bottle_and_passes_its_mouth_over_the_pour_tar
     position, quat = poured_seat(scene)
     seat = np.asarray(BOTTLE_SEAT[1]) / np.linalg.norm(BOTTLE_SEAT[1])
     assert np.linalg.norm(position - BOTTLE_SEAT[0]) < 0.005 and math.degrees(rotation_angle(quat, seat)) < 5
+
+
+@pytest.mark.parametrize("turn_deg", [90.0, -90.0])
+def test_the_cube_starts_pinched_and_turns_with_a_scripted_forearm_roll(turn_deg):
+    """The thumb's pad on one face, the index and middle pads on the opposite one, nothing else near (else rerun
+    benchmarks/cube_pinch.py); the grip held while the forearm rolls the turn: the cube turns with it, in place.
+    Supination (a right turn) is weaker than pronation in MyoHand, so its cube follows less far."""
+    task = get_task("cube-rotate")
+    scene = compile_scene(dataclasses.replace(task.scene, manipulation=Manipulation("cube", turn_deg=turn_deg)))
+    model, data = scene.model, mujoco.MjData(scene.model)
+    mujoco.mj_setState(model, data, scene.initial_state, STATE_SPEC)
+    mujoco.mj_forward(model, data)
+    cube, centre = model.geom("rl_object_geom").id, data.xpos[model.body("rl_object").id]
+    frame, found = data.xmat[model.body("rl_object").id].reshape(3, 3), np.zeros(6)
+    faces = {}
+    for g in np.flatnonzero(model.geom_contype[:model.ngeom] > 0):
+        body = model.body(model.geom_bodyid[g]).name
+        if body in ("world", "rl_object", "rl_table"):
+            continue
+        gap = mujoco.mj_geomDistance(model, data, int(g), cube, 0.05, found)
+        if body in ("distal_thumb_r", "distph2_r", "distph3_r"):
+            faces[body] = min(faces.get(body, (1.0, 0.0)), (gap, float((frame.T @ (found[3:] - centre))[0])))
+        else:
+            assert gap > 0.004, body
+    assert all(gap < 0.0015 for gap, _ in faces.values())
+    assert faces["distal_thumb_r"][1] > 0.019 and faces["distph2_r"][1] < -0.019 and faces["distph3_r"][1] < -0.019
+    features = scripted_roll(scene).features(scene)
+    held = features.fingertip_contact[0, -1]
+    assert features.dropped.max() == 0 and held[0] == 1 and held[1:3].sum() >= 1  # thumb against a finger
+    assert np.linalg.norm(features.object_pos[0, -1] - features.object_pos[0, 0]) < 0.01
+    assert math.degrees(features.object_turn[0, -1]) * np.sign(turn_deg) > (75 if turn_deg > 0 else 40)
 
 
 def test_the_cube_goal_is_its_start_turned_about_the_vertical():
@@ -209,9 +240,10 @@ def test_metrics_success_rule_and_critic_of_a_motionless_hand():
     scene, rollouts = _rest("cube-rotate", 100)
     features = rollouts.features(scene)
     metrics = batch_metrics(features)[0]
-    # the cube has not turned: 90° from its goal, 4.5 times the 20° tolerance
-    assert metrics.object_orientation_error_deg == pytest.approx(90.0, abs=2.0)
-    assert metrics.goal_error == pytest.approx(4.5, abs=0.1) and not metrics.dropped
+    # the cube has not turned (the relaxed fingers settle it by about 3°): 90° from its goal, 4.5 times the 20°
+    # tolerance
+    assert metrics.object_orientation_error_deg == pytest.approx(90.0, abs=5.0)
+    assert metrics.goal_error == pytest.approx(4.5, abs=0.3) and not metrics.dropped
     assert not task.achieved(metrics)
     critique = BuiltinCritic().critique(task.description, scene, rollouts)
     assert not critique.success and "cube" in critique.summary

@@ -152,8 +152,8 @@ class Placement:
     """Finger -> MJCF joint -> angle (rad) of the grip the finger closes towards (straight from its starting angle)
     until it rests against the object."""
     pinch: bool = False
-    """The object starts between the thumb and the index and middle fingertips of the grip (a pinch), else in front
-    of the palm."""
+    """The object starts at CUBE_SEAT between the thumb and the index and middle pads of the grip (a pinch), else
+    in front of the palm."""
     palm_normal: tuple[float, float, float] = (0.0, 1.0, 0.0)
     """World direction the palm faces in the starting pose; a palm-held object starts there, against the palm."""
     side_body: str = "distal_thumb_r"
@@ -166,8 +166,8 @@ class Placement:
     """Close each finger joint by joint, from the knuckle out, each until the finger rests against the object (a
     power grip that wraps it), else all of a finger's joints together (a pinch)."""
     squeeze: float = 0.05
-    """How far beyond its resting contact each closing joint's first target goes (rad, towards the grip): how hard
-    the hand holds the object."""
+    """How far beyond its resting contact each closing joint's first target goes (rad, towards the grip; in a pinch,
+    the largest of a finger's offsets pressing its pad into the object): how hard the hand holds the object."""
 
 
 def placement(manipulation: Manipulation | None) -> Placement:
@@ -175,10 +175,8 @@ def placement(manipulation: Manipulation | None) -> Placement:
     kind = manipulation.object if manipulation is not None else "cube"
     if kind == "cube":
         sign = 1.0 if manipulation is None or manipulation.turn_deg > 0 else -1.0
-        opened = {finger: {joint: (0.2 if finger == "thumb" else 0.5) * angle for joint, angle in joints.items()}
-                  for finger, joints in _PINCH.items()}
         pose = {"pro_sup_r": -0.7 * sign, **_PINCH_REST}
-        pose |= {joint: angle for joints in opened.values() for joint, angle in joints.items()}
+        pose |= {joint: angle for joints in _PINCH.values() for joint, angle in joints.items()}
         return Placement(elbow=(0.0, 0.0, 0.62), axis=(0.0, 0.0, 1.0), thumb=(0.0, 1.0, 0.0), pose=pose,
                          grip=_PINCH, pinch=True)
     roll = math.radians(BOTTLE_ROLL_DEG) * (1.0 if manipulation is None or manipulation.side == "left" else -1.0)
@@ -188,15 +186,22 @@ def placement(manipulation: Manipulation | None) -> Placement:
 
 
 _PINCH: dict[str, dict[str, float]] = {
-    "thumb": {"cmc_flexion_r": -0.78, "cmc_abduction_r": -0.13, "mp_flexion_r": -0.75, "ip_flexion_r": -0.19},
-    "index": {"mcp2_flexion_r": 0.8, "pm2_flexion_r": 0.7, "md2_flexion_r": 1.55},
-    "middle": {"mcp3_flexion_r": 0.84, "pm3_flexion_r": 1.31, "md3_flexion_r": 1.53},
+    "thumb": {"cmc_flexion_r": -0.156, "cmc_abduction_r": 0.764, "mp_flexion_r": -0.183, "ip_flexion_r": -0.773},
+    "index": {"mcp2_flexion_r": 0.488, "pm2_flexion_r": 0.755, "md2_flexion_r": 1.243},
+    "middle": {"mcp3_flexion_r": 0.321, "pm3_flexion_r": 1.23, "md3_flexion_r": 0.808},
 }
-"""A three-finger pinch whose grip point lies on the forearm's rotation axis with the wrist extended (found by a
-kinematic search: thumb tip 5.2 cm from the index and middle tips, their midpoint within 1 mm of the axis)."""
-_PINCH_REST = {"flexion_r": -0.51, "deviation_r": -0.01, "mcp2_abduction_r": -0.2, "mcp3_abduction_r": 0.14,
-               "mcp4_abduction_r": 0.26, "mcp5_abduction_r": 0.06}
-"""The rest of the pinching hand: the wrist extended, the ring and little fingers straight, spread away."""
+"""A three-finger pinch of the cube at CUBE_SEAT: the thumb's pad on one face, the index and middle pads on the
+opposite face, all within 1 cm of the faces' middle height, every other part of the hand at least 5 mm clear of
+the cube (a kinematic search, `benchmarks/cube_pinch.py`)."""
+_PINCH_REST = {"flexion_r": -0.744, "deviation_r": -0.172, "mcp2_abduction_r": -0.25, "mcp3_abduction_r": -0.181,
+               "mcp4_abduction_r": 0.26, "mcp5_abduction_r": 0.06,
+               **{f"{joint}{k}_flexion_r": angle for k, angle in ((4, 0.218), (5, 0.186))
+                  for joint in ("mcp", "pm", "md")}}
+"""The rest of the pinching hand: the wrist extended 43° and deviated 10°, the ring and little fingers
+slightly curled, clear of the cube."""
+CUBE_SEAT = ((0.0034, -0.0419, -0.074), (0.7173, -0.4261, 0.1793, 0.5213))
+"""The cube's centre (m) and orientation (w, x, y, z) in the palm's body frame in the pinch: its centre on the
+forearm's rotation axis, so that rolling the forearm turns it in place (the same search as _PINCH)."""
 _FIST: dict[str, dict[str, float]] = {
     **{finger: {f"mcp{k}_flexion_r": 1.4, f"pm{k}_flexion_r": 1.5, f"md{k}_flexion_r": 0.9}
        for finger, k in (("index", 2), ("middle", 3), ("ring", 4), ("little", 5))},

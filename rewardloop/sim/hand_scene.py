@@ -13,6 +13,7 @@ from rewardloop.sim.hand import (
     BOTTLE_RAISE_M,
     BOTTLE_SEAT,
     CUBE_HALF_M,
+    CUBE_SEAT,
     FINGERS,
     NECK_HALF_M,
     TABLE_GAP_M,
@@ -44,8 +45,6 @@ from rewardloop.sim.scene import (
 )
 from rewardloop.sim.terrain import add_terrain
 
-PINCH_DROP_M = 0.012
-"""A pinched object's centre lies this far below the pinch point along the forearm's axis, clear of the palm (m)."""
 PALM_BODIES = ("secondmc_r", "thirdmc_r", "fourthmc_r", "fifthmc_r")
 """MJCF bodies of the palm whose contact with the object is palm contact."""
 
@@ -65,7 +64,7 @@ def compile_hand_scene(scene: Scene) -> CompiledScene:
         placed = spec.compile()
         qpos = _posed(placed, where)
         if scene.manipulation is not None:
-            grip = _pinch_point(placed, qpos, where) if where.pinch else _grip(placed, body, qpos, where)
+            grip = _cube_seat(placed, body, qpos) if where.pinch else _grip(placed, body, qpos, where)
             _add_object(spec, scene.manipulation, grip, _PourRoll(placed, body, qpos))
         _add_semantic_sites(spec, body, placed, qpos)
         _add_hand_sites(spec, body)
@@ -158,20 +157,18 @@ def _grip(model: mujoco.MjModel, body: Body, qpos: np.ndarray, where: Placement)
     return palm - np.asarray(where.axis) * where.reach, np.asarray(where.palm_normal, float)
 
 
-def _pinch_point(model: mujoco.MjModel, qpos: np.ndarray, where: Placement) -> tuple[np.ndarray, np.ndarray]:
-    """([3] the point midway between the thumb tip and the index and middle tips in the grip pose, [3] zero): a
-    pinched object's centre."""
+def _cube_seat(model: mujoco.MjModel, body: Body, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """([3] centre, [4] orientation (w, x, y, z)) of the pinched cube in the start pose: CUBE_SEAT in the palm's
+    frame."""
     data = mujoco.MjData(model)
     data.qpos[:] = qpos
-    for joints in where.grip.values():
-        for joint, angle in joints.items():
-            data.qpos[model.jnt_qposadr[model.joint(joint).id]] = angle
     mujoco.mj_kinematics(model, data)
-    body = get_body("myohand")
-    tips = {finger: _point(model, data, body.fingertips[finger].body, body.fingertips[finger].pos)
-            for finger in ("thumb", "index", "middle")}
-    centre = (tips["thumb"] + (tips["index"] + tips["middle"]) / 2) / 2
-    return centre + np.asarray(where.axis) * -PINCH_DROP_M, np.zeros(3)
+    palm = model.body(body.palm.body).id  # type: ignore[union-attr]
+    frame = data.xmat[palm].reshape(3, 3)
+    position, orientation = CUBE_SEAT
+    quat = np.empty(4)
+    mujoco.mju_mulQuat(quat, data.xquat[palm], np.asarray(orientation))
+    return data.xpos[palm] + frame @ np.asarray(position), quat
 
 
 def _point(model: mujoco.MjModel, data: mujoco.MjData, body: str, pos: tuple[float, float, float]) -> np.ndarray:
@@ -185,19 +182,21 @@ def _yaw_quat(angle: float) -> np.ndarray:
 
 def _add_object(spec: mujoco.MjSpec, manipulation: Manipulation, grip: tuple[np.ndarray, np.ndarray],
                 roll: _PourRoll) -> None:
-    """The object against the palm, on its table, and its goal."""
-    palm, normal = grip
-    cube = manipulation.object == "cube"
-    pinched = not normal.any()
-    drop = np.array([0.0, 0.0, 0.0 if pinched else -0.035 if cube else BOTTLE_RAISE_M - BOTTLE_HALF_M])
-    body = add_cube(spec, palm + drop) if cube else add_bottle(spec, palm + drop)
-    offset = 0.0 if pinched else _resting_offset(spec, roll.qpos, palm + drop, normal)
-    centre = palm + drop + offset * normal
-    body.pos = list(centre + (0 if cube else np.array([0.0, 0.0, BOTTLE_HALF_M])))
-    if cube:
+    """The object in the hand, on its table or post, and its goal. `grip`: the pinched cube's ([3] centre,
+    [4] orientation), or the palm's ([3] centre, [3] normal) a bottle rests against."""
+    if manipulation.object == "cube":
+        centre, quat = grip
+        add_cube(spec, centre).quat = list(quat)
         add_post(spec, (centre[0], centre[1], centre[2] - CUBE_HALF_M), 0.019)
-        add_ghost(spec, "cube", centre, _yaw_quat(np.radians(manipulation.turn_deg)))
+        goal = np.empty(4)
+        mujoco.mju_mulQuat(goal, _yaw_quat(np.radians(manipulation.turn_deg)), quat)
+        add_ghost(spec, "cube", centre, goal)
         return
+    palm, normal = grip
+    base = palm + np.array([0.0, 0.0, BOTTLE_RAISE_M - BOTTLE_HALF_M])
+    body = add_bottle(spec, base)
+    centre = base + _resting_offset(spec, roll.qpos, base, normal) * normal
+    body.pos = list(centre + np.array([0.0, 0.0, BOTTLE_HALF_M]))
     add_table(spec, (centre[0], centre[1], centre[2] - TABLE_GAP_M), (0.05, 0.05))
     middle, rotation = roll.poured(manipulation)
     quat = np.empty(4)
