@@ -32,12 +32,13 @@ RESULTS = Path(__file__).resolve().parent / "results"
 """Where the result files go."""
 
 
-def bench_task(name: str, side: Literal["left", "right"] | None = None) -> Task:
-    """The task `name`, its bottle poured to `side` when given."""
+def bench_task(name: str, side: Literal["left", "right"] | None = None, turn_deg: float | None = None) -> Task:
+    """The task `name`, its bottle poured to `side` and its cube turned by `turn_deg` when given."""
     task = get_task(name)
-    if side is None or task.scene.manipulation is None:
+    if task.scene.manipulation is None:
         return task
-    manipulation = dataclasses.replace(task.scene.manipulation, side=side)
+    changes = {key: value for key, value in (("side", side), ("turn_deg", turn_deg)) if value is not None}
+    manipulation = dataclasses.replace(task.scene.manipulation, **changes)  # type: ignore[arg-type]
     return dataclasses.replace(task, scene=dataclasses.replace(task.scene, manipulation=manipulation))
 
 
@@ -88,6 +89,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--task", default="cube-rotate", choices=("cube-rotate", "bottle-pour"))
     parser.add_argument("--side", default=None, choices=("left", "right"), help="the bottle's pour side")
+    parser.add_argument("--turn", type=float, default=None, help="the cube's turn (deg, + left, - right)")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--duration", type=float, default=5.0, help="simulated seconds (s)")
     parser.add_argument("--threads", type=int, default=2)
@@ -101,7 +103,7 @@ def main() -> None:
     args = parser.parse_args()
     if not 0.1 <= args.duration <= 30:
         raise UserError(f"--duration must be within [0.1, 30] s, got {args.duration}")
-    task = bench_task(args.task, args.side)
+    task = bench_task(args.task, args.side, args.turn)
     optimizer = planner_config(task, args.optimizer, args.planner)
     rows = []
     for seed in args.seeds:
@@ -110,6 +112,7 @@ def main() -> None:
         print(json.dumps(rows[-1]), flush=True)
     result = {**provenance(" ".join(["benchmarks/bench_manipulation.py", *sys.argv[1:]])), "cpu": machine(),
               "task": args.task, "side": task.scene.manipulation.side if task.scene.manipulation else None,
+              "turn_deg": task.scene.manipulation.turn_deg if task.scene.manipulation else None,
               "weights_changed": args.weights, "success_rule": task.success_rule(),
               "duration_s": args.duration,
               "optimizer": args.optimizer, "planner": dataclasses.asdict(optimizer.planner), "rows": rows,

@@ -173,6 +173,7 @@ def manipulation_table(names: Sequence[str], root: Path = ROOT) -> str:
         rows = result["rows"]
         met = f"{sum(r['achieved'] for r in rows)}/{len(rows)}"
         side = f" (to the {result['side']})" if result.get("side") == "right" else ""
+        side += f" (turned {result['turn_deg']:g}°)" if result.get("turn_deg", 90.0) != 90.0 else ""
         lines.append(f"| {result['task']}{side} | {result['success_rule']} | {met} | "
                      f"{_spread([r['orientation_error_deg'] for r in rows], '.1f')} | "
                      f"{_spread([r['position_error_cm'] for r in rows], '.1f')} | "
@@ -263,7 +264,8 @@ SECTIONS: dict[str, Callable[[Path], str]] = {
          "steering_humanoid_search_four_asks.json"], root),
     "results:mpc": lambda root: mpc_table("mpc_walking.json", root),
     "results:manipulation": lambda root: manipulation_table(
-        ["manipulation_cube-rotate.json", "manipulation_bottle-pour.json", "manipulation_bottle-pour_right.json"],
+        ["manipulation_cube-rotate.json", "manipulation_cube-rotate_right.json", "manipulation_bottle-pour.json",
+         "manipulation_bottle-pour_right.json"],
         root),
     "results:beyond": lambda root: beyond_table(["beyond_forward_humanoid.json", "beyond_forward_myolegs.json"], root),
     "results:local-server": lambda root: local_server_table(
