@@ -191,7 +191,7 @@ _PINCH: dict[str, dict[str, float]] = {
     "middle": {"mcp3_flexion_r": 0.321, "pm3_flexion_r": 1.23, "md3_flexion_r": 0.808},
 }
 """A three-finger pinch of the cube at CUBE_SEAT: the thumb's pad on one face, the index and middle pads on the
-opposite face, all within 1 cm of the faces' middle height, every other part of the hand at least 5 mm clear of
+opposite face, each within 8 mm of the faces' middle height, every other part of the hand at least 5 mm clear of
 the cube (a kinematic search, `benchmarks/cube_pinch.py`)."""
 _PINCH_REST = {"flexion_r": -0.744, "deviation_r": -0.172, "mcp2_abduction_r": -0.25, "mcp3_abduction_r": -0.181,
                "mcp4_abduction_r": 0.26, "mcp5_abduction_r": 0.06,
