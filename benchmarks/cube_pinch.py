@@ -7,7 +7,8 @@ rotation axis, so that rolling the forearm turns it in place. Differential evolu
 index and middle fingers' joints, the ring and little fingers' curl, and the cube's height and heading, for a pose
 with
 - the thumb's distal phalanx 0.5 mm from one face of the cube, the index's and the middle's from the opposite face,
-  each within 8 mm of the face's middle height, the thumb between the two fingers across the face;
+  each within 8 mm of the face's middle height, the thumb's pad within --thumb-band of the line through the
+  fingers' pads;
 - every other part of the hand at least 5 mm from the cube.
 It prints the constants to paste into sim/hand.py and the cost (0: every condition met). About 2 minutes.
 """
@@ -36,7 +37,8 @@ PADS = {"distal_thumb_r": 1.0, "distph2_r": -1.0, "distph3_r": -1.0}
 class Pinch:
     """The cube-rotate scene posed by a search vector: [J] joint angles, the cube's height (m), heading (rad)."""
 
-    def __init__(self) -> None:
+    def __init__(self, thumb_band_mm: float = 4.0) -> None:
+        self.thumb_band = thumb_band_mm
         scene = compile_scene(get_task("cube-rotate").scene)
         self.model, self.data = scene.model, mujoco.MjData(scene.model)
         mujoco.mj_setState(self.model, self.data, scene.initial_state, STATE_SPEC)
@@ -89,7 +91,8 @@ class Pinch:
             total += (gap * 1e3 - 0.5) ** 2 + ((point[0] - face * CUBE_HALF_M) * 1e3) ** 2
             total += max(0.0, abs(point[2]) * 1e3 - 8) ** 2
         thumb, index, middle = (pads[b][1][1] * 1e3 for b in PADS)
-        total += max(0.0, 10 - abs(index - middle)) ** 2 + max(0.0, abs(thumb - (index + middle) / 2) - 4) ** 2
+        total += max(0.0, 10 - abs(index - middle)) ** 2
+        total += max(0.0, abs(thumb - (index + middle) / 2) - self.thumb_band) ** 2
         total += max(0.0, abs(thumb) - 8) ** 2
         return total + 10 * float(np.sum(np.maximum(0.0, 5 - np.minimum(others, 0.05) * 1e3) ** 2))
 
@@ -107,8 +110,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=2)
     parser.add_argument("--generations", type=int, default=600)
+    parser.add_argument("--thumb-band", type=float, default=4.0,
+                        help="how far (mm) the thumb's pad may sit off the line through the two fingers' pads")
     args = parser.parse_args()
-    pinch = Pinch()
+    pinch = Pinch(args.thumb_band)
     found = differential_evolution(pinch.cost, pinch.bounds, seed=args.seed, popsize=25, maxiter=args.generations,
                                    tol=1e-8, polish=True)
     pads, others = pinch.gaps(found.x)
