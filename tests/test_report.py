@@ -54,9 +54,11 @@ def run_dir(tmp_path_factory, humanoid_flat):
                             task=task.to_dict(), name=task.name)
     evaluated = CandidateStatus.EVALUATED
     _candidate(store, 0, 0, PROGRAM_0, True, status=evaluated, weights={"forward": 1.0, "upright": 0.5},
-               task_score=0.3, critic_score=4.0, timings={"optimize": 2.0})
+               task_score=0.3, critic_score=4.0, timings={"optimize": 2.0},
+               gait={"cadence": 135.2, "step_time_asymmetry": 0.21})
     _candidate(store, 1, 0, PROGRAM_1, True, status=evaluated, task_score=0.9, critic_score=6.0,
-               weights={"forward": 2.0, "upright": 0.5, "energy": -0.01}, timings={"optimize": 2.5})
+               weights={"forward": 2.0, "upright": 0.5, "energy": -0.01}, timings={"optimize": 2.5},
+               gait={"cadence": 128.4, "step_time_asymmetry": 0.25})
     _candidate(store, 1, 1, PROGRAM_0, False, status=CandidateStatus.FAILED, error="worker process was killed")
     store.save_iteration(IterationRecord(0, IterationStatus.IMPROVED, (0, 0), (Comparison((0, 0), None,
                          "challenger", "only"),), "the only candidate", 0, 0.0, 0, 3.0))
@@ -73,6 +75,10 @@ def test_report_is_self_contained(run_dir):
     assert "critique 1.0 &lt;ok&gt;" in page  # model text is escaped
     assert "<span class='add'>+WEIGHTS = {&#x27;forward&#x27;: 2.0" in page  # the diff from the start
     assert "worker process was killed" in page
+    # each candidate's gait, and what the edit changed against the program it edited (iteration 0's best)
+    assert "gait: cadence 135 steps/min · limp 21 %" in page
+    assert ("gait (±: change from iteration 0 candidate 0, the program edited): cadence 128 steps/min (-7) · "
+            "limp 25 % (+4)") in page
 
 
 def test_heatmap_marks_absent_weights_and_scales_rows():

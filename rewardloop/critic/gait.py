@@ -712,3 +712,20 @@ def _masked_percentile(x: np.ndarray, mask: np.ndarray, q: float) -> np.ndarray:
     b = np.take_along_axis(ordered, high[:, None], axis=1)[:, 0]
     a, b = np.where(n > 0, a, 0.0), np.where(n > 0, b, 0.0)
     return np.where(n > 0, a + (b - a) * (position - low), np.nan)
+
+
+GAIT_FACTS: tuple[tuple[str, str, str, float], ...] = (
+    ("cadence", "cadence", "steps/min", 1.0), ("step_time_asymmetry", "limp", "%", 100.0),
+    ("step_length", "step", "leg lengths", 1.0), ("knee_midstance", "mid-stance knee", "°", 1.0),
+    ("peak_hip_flexion", "peak hip", "°", 1.0), ("swing_clearance", "clearance", "cm", 100.0),
+    ("trunk_pitch_mean", "trunk lean", "°", 1.0), ("trunk_pitch_range", "trunk pitch range", "°", 1.0))
+"""Gait measures a candidate's record keeps and its report shows: (GaitMeasures field, label, unit, factor from
+the field's unit to the shown one)."""
+
+
+def gait_facts(features: Features) -> dict[str, float]:
+    """GAIT_FACTS field -> value of the first trajectory in `features`, in the fields' own units; the ones it has
+    nothing to measure for (no strides) left out."""
+    measures = analyze_gait(features).measures
+    values = {name: float(getattr(measures, name)[0]) for name, *_ in GAIT_FACTS}
+    return {name: value for name, value in values.items() if np.isfinite(value)}

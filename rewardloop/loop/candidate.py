@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from rewardloop.control.optimizer import OptimizerConfig, Progress, optimize
+from rewardloop.control.trajectory import Trajectory
 from rewardloop.loop.store import write_json
 from rewardloop.sim.render import RenderConfig, contact_sheet, render, write_video
-from rewardloop.sim.scene import Scene, compile_scene
+from rewardloop.sim.scene import CompiledScene, Scene, compile_scene
 
 TRAJECTORY_DIR = "trajectory"
 VIDEO_FILE = "video.mp4"
@@ -79,6 +80,14 @@ def evaluate_candidate(job: CandidateJob, directory: Path, report: Callable[[dic
     summary = {"check_passed": True, "metrics": trajectory.metrics.to_dict(), "return": trajectory.total_return,
                "weights": dict(trajectory.reward.weights),
                "term_stats": {n: dataclasses.asdict(s) for n, s in trajectory.term_stats.items()},
-               "planner_steps": trajectory.planner_steps, "timings": timings, "wall_s": time.perf_counter() - start}
+               "planner_steps": trajectory.planner_steps, "gait": _gait(job, scene, trajectory), "timings": timings,
+               "wall_s": time.perf_counter() - start}
     write_json(directory / ROLLOUT_FILE, summary)  # last: its presence means the candidate was simulated
     return summary
+
+
+def _gait(job: CandidateJob, scene: CompiledScene, trajectory: Trajectory) -> dict[str, float]:
+    """The motion's gait measures (`critic.gait.gait_facts`); none for a hand holding an object."""
+    from rewardloop.critic.gait import gait_facts
+
+    return {} if job.scene.manipulation is not None else gait_facts(trajectory.features(scene))

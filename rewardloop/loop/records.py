@@ -86,6 +86,8 @@ class CandidateRecord:
     """Model cost of this candidate (USD)."""
     timings: dict[str, float] = field(default_factory=dict)
     """Stage -> wall seconds: design, check, optimize, render, critique."""
+    gait: dict[str, float] = field(default_factory=dict)
+    """`critic.gait.GAIT_FACTS` field -> the executed motion's gait measure (empty for object tasks)."""
 
     @property
     def key(self) -> tuple[int, int]:

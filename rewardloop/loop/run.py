@@ -343,7 +343,7 @@ class _Loop:
             reward_return=float(summary["return"]), term_stats=summary["term_stats"],
             critic_score=float(critique.score), success=bool(critique.success),
             tokens=spent[1] - usage[1] + proposal.tokens, cost_usd=spent[0] - usage[0] + proposal.cost_usd,
-            timings={**summary["timings"], "critique": time.perf_counter() - clock})
+            timings={**summary["timings"], "critique": time.perf_counter() - clock}, gait=summary.get("gait", {}))
         self._save(record)
 
     def _save(self, record: CandidateRecord) -> None:

@@ -2,7 +2,8 @@
 
 Sections: the task and the outcome; the final reward program and its diff from the start; task metric and
 critic score over iterations; a heatmap of term weights across iterations; each iteration's candidates side
-by side (video, scores, critique, why kept or dropped); cost and time.
+by side (video, scores, the gait and its change from the program the designer edited, or an object's errors,
+critique, why kept or dropped); cost and time.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from rewardloop.critic.gait import GAIT_FACTS
 from rewardloop.loop.records import CandidateRecord, CandidateStatus, IterationRecord
 from rewardloop.loop.store import RunStore, write_atomic
 from rewardloop.report.plots import heatmap_svg, line_plot_svg
@@ -35,7 +37,7 @@ def write_report(run_dir: Path | str, *, out: Path | str | None = None) -> Path:
         _header(store, iterations, candidates),
         _programs(store, iterations),
         _plots(store, iterations, candidates),
-        "".join(_iteration(store, r, candidates[r.index]) for r in iterations),
+        "".join(_iteration(store, r, candidates[r.index], _parent(store, iterations, r.index)) for r in iterations),
         _costs(iterations, candidates),
     ])
     page = page_html(f"rewardloop run {store.path.name}", body)
@@ -128,13 +130,20 @@ def _weight_heatmap(iterations: list[IterationRecord], best: list[CandidateRecor
                        title="weight per term (each row scaled to its largest |weight|; red +, blue −)")
 
 
-def _iteration(store: RunStore, record: IterationRecord, candidates: list[CandidateRecord]) -> str:
-    cards = "".join(_candidate(store, c, record) for c in candidates)
+def _parent(store: RunStore, iterations: list[IterationRecord], index: int) -> CandidateRecord | None:
+    """The best candidate before iteration `index`: the one whose program the designer edited."""
+    before = [r.best for r in iterations if r.index < index and r.best is not None]
+    return store.candidate(*before[-1]) if before else None
+
+
+def _iteration(store: RunStore, record: IterationRecord, candidates: list[CandidateRecord],
+               parent: CandidateRecord | None) -> str:
+    cards = "".join(_candidate(store, c, record, parent) for c in candidates)
     return (f"<h2>Iteration {record.index}: {escape(record.status.value)}</h2>"
             f"<p class='reason'>{escape(record.reason)}</p><div class='row'>{cards}</div>")
 
 
-def _candidate(store: RunStore, c: CandidateRecord, iteration: IterationRecord) -> str:
+def _candidate(store: RunStore, c: CandidateRecord, iteration: IterationRecord, parent: CandidateRecord | None) -> str:
     folder = store.candidate_dir(c.iteration, c.index)
     verdict = "best" if iteration.best == c.key else ("dropped" if c.status == CandidateStatus.EVALUATED
                                                       else c.status.value)
@@ -146,11 +155,33 @@ def _candidate(store: RunStore, c: CandidateRecord, iteration: IterationRecord) 
     fall = "dropped the object" if task.manipulation else "fell"
     facts = (f"<p>{escape(task.score_name)} {_number(c.task_score)} · critic {_number(c.critic_score)}"
              f"{' · success' if c.success else ''}{f' · <b>{fall}</b>' if c.fell else ''}</p>"
-             f"{_object_facts(c) if task.manipulation else ''}")
+             f"{_object_facts(c) if task.manipulation else _gait_facts(c, parent)}")
     return (f"<div class='card {verdict}'><h3>candidate {c.index} <span class='tag'>{verdict}</span></h3>{media}"
             f"{facts}{_critique(folder)}<details><summary>designer's rationale</summary>"
             f"<p>{escape(c.rationale)}</p></details>"
             f"{f'<p class=error>{escape(c.error)}</p>' if c.error else ''}</div>")
+
+
+def _gait_facts(c: CandidateRecord, parent: CandidateRecord | None) -> str:
+    """The motion's gait measures, one line, each with its change from the parent's (the candidate whose program
+    the designer edited): what the edit did to the motion."""
+    shown = []
+    for name, label, unit, factor in GAIT_FACTS:
+        if name not in c.gait:
+            continue
+        value = c.gait[name] * factor
+        change = (f" ({value - parent.gait[name] * factor:+.{_digits(unit)}f})"
+                  if parent is not None and name in parent.gait and parent.key != c.key else "")
+        shown.append(f"{label} {value:.{_digits(unit)}f} {unit}{change}")
+    if not shown:
+        return ""
+    against = (f" (±: change from iteration {parent.iteration} candidate {parent.index}, the program edited)"
+               if parent is not None and parent.key != c.key else "")
+    return f"<p class='gait'>{escape(f'gait{against}: ' + ' · '.join(shown))}</p>"
+
+
+def _digits(unit: str) -> int:
+    return 2 if unit == "leg lengths" else 0
 
 
 OBJECT_FACTS = (("object_position_error_cm", "position error", "cm"), ("object_orientation_error_deg",
