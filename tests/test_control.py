@@ -317,3 +317,19 @@ def test_the_loop_plans_steps_for_every_motion_made_of_them():
     searching = RunConfig(locomotion="search")
     assert body_optimizer(task_from_description("walk forward", "myolegs"), searching).kind == "search"
     assert body_optimizer(task_from_description("step in place", "myolegs"), searching).kind == "mppi"
+
+
+def test_standing_still_plans_further_ahead_than_walking():
+    # Standing is balance: the humanoid's MPPI looks 1.2 s ahead (a 0.6-s horizon stepped about and fell at 5 s on
+    # rough ground); the settings apply to standing only, and a body without standing settings keeps its own.
+    from rewardloop.control.defaults import STANDING_PLANNERS
+    from rewardloop.loop.config import RunConfig
+    from rewardloop.loop.run import body_optimizer
+    from rewardloop.sim.terrain import Terrain as Ground
+    from rewardloop.tasks import task_from_description
+
+    standing = body_optimizer(task_from_description("stand still", "humanoid", Ground("rough")), RunConfig())
+    assert standing.kind == "mppi" and standing.planner.horizon_s == STANDING_PLANNERS["torque"]["horizon_s"] == 1.2
+    assert standing.planner.replan_every == 6 and planner_for("torque", "rough").horizon_s == 0.6
+    legs = body_optimizer(task_from_description("stand still", "myolegs"), RunConfig())
+    assert legs.planner == planner_for("muscle", "flat", standing=True) == BODY_PLANNERS["muscle"]

@@ -33,6 +33,16 @@ TERRAIN_PLANNERS: dict[tuple[str, str], dict[str, Any]] = {
 }
 """(actuator kind, terrain kind) -> changes to BODY_PLANNERS for that ground."""
 
+STANDING_PLANNERS: dict[str, dict[str, Any]] = {
+    # Standing still is balance: the planner must see a fall coming. On rough ground the humanoid with the walking
+    # settings (a 0.6-s horizon) stepped about, wandered up to 1.2 m and fell at 4.8-5.1 s (48, 32 or 24 samples;
+    # noise 0.08 or 0.04). With noise 0.04 and 32 samples, a 1.0-s horizon over 8 knots replanned every 30 ms stood
+    # on seeds 0 and 1 and fell at 8.5 s on seed 2; a 1.2-s horizon over 10 knots stands on all three
+    # (2026-12-05, benchmarks/results/beyond_forward_humanoid.json).
+    "torque": {"samples": 32, "horizon_s": 1.2, "knots": 10, "noise": 0.04, "replan_every": 6},
+}
+"""Actuator kind -> changes to its planner for standing still (posture MPPI, no steps), on any ground."""
+
 TERRAIN_SEARCHES: dict[tuple[str, str], dict[str, Any]] = {
     # The muscle legs' stairs gait is on a knife edge: as found it climbs 6.95 m in 10 s on the 2-core machine, but
     # ±0.1 % noise on its parameters (or another CPU's arithmetic) makes it fall in 15 of 15 draws. With the
@@ -45,9 +55,10 @@ TERRAIN_SEARCHES: dict[tuple[str, str], dict[str, Any]] = {
 defaults (`search_for`)."""
 
 
-def planner_for(actuator_kind: str, terrain_kind: str) -> PlannerConfig:
-    """The planner settings for a kind of body on a kind of ground."""
-    changes = TERRAIN_PLANNERS.get((actuator_kind, terrain_kind), {})
+def planner_for(actuator_kind: str, terrain_kind: str, *, standing: bool = False) -> PlannerConfig:
+    """The planner settings for a kind of body on a kind of ground, for standing still when `standing`."""
+    changes = {**TERRAIN_PLANNERS.get((actuator_kind, terrain_kind), {}),
+               **(STANDING_PLANNERS.get(actuator_kind, {}) if standing else {})}
     return dataclasses.replace(BODY_PLANNERS[actuator_kind], **changes)
 
 

@@ -458,7 +458,8 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     stepping = forward or spec.direction == "backward" or spec.step_in_place
     kind = default_kind(compile_scene(task.scene), locomotion=forward if config.locomotion == "search" else stepping)
     ground = get_body(task.scene.body).actuator_kind, task.scene.terrain.kind
-    return OptimizerConfig(kind=config.locomotion if kind == "plan" else kind, planner=planner_for(*ground),
+    return OptimizerConfig(kind=config.locomotion if kind == "plan" else kind,
+                           planner=planner_for(*ground, standing=spec.stay_in_place),
                            search=search_for(*ground, config.search), nthread=1)
 
 
