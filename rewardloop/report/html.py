@@ -171,12 +171,12 @@ def _gait_facts(c: CandidateRecord, parent: CandidateRecord | None) -> str:
             continue
         value = c.gait[name] * factor
         change = (f" ({value - parent.gait[name] * factor:+.{_digits(unit)}f})"
-                  if parent is not None and name in parent.gait and parent.key != c.key else "")
+                  if parent is not None and name in parent.gait else "")
         shown.append(f"{label} {value:.{_digits(unit)}f} {unit}{change}")
     if not shown:
         return ""
     against = (f" (±: change from iteration {parent.iteration} candidate {parent.index}, the program edited)"
-               if parent is not None and parent.key != c.key else "")
+               if parent is not None else "")
     return f"<p class='gait'>{escape(f'gait{against}: ' + ' · '.join(shown))}</p>"
 
 
