@@ -37,8 +37,8 @@ STANDING_PLANNERS: dict[str, dict[str, Any]] = {
     # Standing still is balance: the planner must see a fall coming. On rough ground the humanoid with the walking
     # settings (a 0.6-s horizon) stepped about, wandered up to 1.2 m and fell at 4.8-5.1 s (48, 32 or 24 samples;
     # noise 0.08 or 0.04). With noise 0.04 and 32 samples, a 1.0-s horizon over 8 knots replanned every 30 ms stood
-    # on seeds 0 and 1 and fell at 8.5 s on seed 2; a 1.2-s horizon over 10 knots stands on all three
-    # (2026-12-05, benchmarks/results/beyond_forward_humanoid.json).
+    # on seeds 0 and 1 and fell at 8.5 s on seed 2; a 1.2-s horizon over 10 knots stays up on all three, though
+    # swinging its arms, lifting a leg and twisting (2026-12-05, benchmarks/results/beyond_forward_humanoid.json).
     "torque": {"samples": 32, "horizon_s": 1.2, "knots": 10, "noise": 0.04, "replan_every": 6},
 }
 """Actuator kind -> changes to its planner for standing still (posture MPPI, no steps), on any ground."""
