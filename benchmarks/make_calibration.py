@@ -19,13 +19,17 @@ The motions (4 s each) are made by the project itself:
   of issue 15 (`rewardloop optimize --reward walk --optimizer mppi --duration 4 --start-speed 0 --seed 0
   --threads 1`): kicks, lurches, arms flailing;
 - fall (0): the gait machine's hand-set default parameters (before any search) from the walking start;
-- standing (0): the posture MPC on a standing reward (height, upright, balance, no velocity) from standing.
+- flailing_stand (0): the posture MPC on a standing reward (height, upright, balance, no velocity) from standing,
+  with the walking planner settings: it does not walk, and it does not stand either (it swings its arms, pitches its
+  trunk to 76° and kicks a foot 1.2 m up).
 
 With --beyond it makes the set beyond forward walks instead (beyond.json), labelled per description ("step in
 place", "walk backward", "stand still"; `BEYOND_LABELS`): 4-s motions from standing by the gait planner on the
-canonical step_in_place and walk_backward rewards (`marching`, `backward_walk`) and by the posture MPC on
-step_in_place (`flailing_march`: the loop's march of issue 56, arms flailing and drifting), judged beside the walk
-set's standing, good walk and fall.
+canonical step_in_place and walk_backward rewards (`marching`, `backward_walk`), by the posture MPC on
+step_in_place (`flailing_march`: the loop's march of issue 56, arms flailing and drifting), and by the posture MPC
+with the standing settings (`defaults.STANDING_PLANNERS`) on the canonical stand reward (`fidgety_stand`: up all the
+time, 3 steps, arms waving, the trunk pitching through 37°) and on CALM_STAND (`calm_stand`: 1 step, a steadier
+trunk and quieter arms), judged beside the walk set's flailing stand, good walk and fall.
 
 Gait-machine motions are stored as parameter sets in motions.json (replayed by the test in about a second);
 the two MPC motions as float32 states and controls (`NAME.npz`), their sensors recomputed when loaded
@@ -35,6 +39,7 @@ the two MPC motions as float32 states and controls (`NAME.npz`), their sensors r
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import json
 import sys
@@ -45,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from rewardloop.control.controllers.base import make_controller
-from rewardloop.control.defaults import default_config
+from rewardloop.control.defaults import default_config, planner_for
 from rewardloop.control.optimizer import optimize
 from rewardloop.control.search.policy import Policy
 from rewardloop.errors import run_script
@@ -72,7 +77,30 @@ def still(f):
 
 WEIGHTS = {"height": 2.0, "upright": 1.0, "balance": 3.0, "still": 1.0}
 '''
-"""The standing reward the `standing` motion is planned for."""
+"""The standing reward the `flailing_stand` motion is planned for."""
+
+CALM_STAND = canonical("stand").source.replace("WEIGHTS = {", '''def feet_down(f):
+    """Both feet on the ground: the mean of the two contacts."""
+    return 0.5 * (f.left_foot_contact + f.right_foot_contact)
+
+def calm_arms(f):
+    """-mean squared speed of the hands relative to the torso (m²/s²)."""
+    out = 0.0
+    for side in ("left", "right"):
+        rel = f[side + "_hand_pos"] - f.torso_pos
+        v = np.diff(rel, axis=1, prepend=rel[:, :1]) / f.dt
+        out = out + np.sum(v ** 2, axis=-1)
+    return -0.5 * out
+
+def steady_trunk(f):
+    """-(1 - z of the torso's up axis), about half the squared tilt (rad²)."""
+    return -(1.0 - f.torso_up[..., 2])
+
+WEIGHTS = {
+    "feet_down": 1.0,
+    "calm_arms": 0.5,
+    "steady_trunk": 5.0,''', 1)
+"""The canonical stand reward with both feet down, quiet hands and a steady trunk asked for: the `calm_stand`."""
 
 ROOT = Path(__file__).resolve().parent.parent
 BENT_OVER = ROOT / "benchmarks/results/gait_humanoid_stage7_hunched.json"
@@ -118,11 +146,13 @@ def search(name: str) -> dict[str, float]:
 
 
 def planned(name: str, label: int, program: RewardProgram, command: str, out: Path, *,
-            kind: str = "mppi") -> dict[str, Any]:
+            kind: str = "mppi", standing: bool = False) -> dict[str, Any]:
     """A motion of optimizer `kind` (the posture MPC, MPPI, by default; seed 0, one thread) from standing, stored as
-    float32 states."""
+    float32 states; `standing`: with the planner's settings for standing still (`defaults.planner_for`)."""
     scene = compile_scene(Scene("humanoid", start_speed=0.0))
     config = default_config(scene, kind=kind, duration_s=DURATION_S, nthread=1)
+    if standing:
+        config = dataclasses.replace(config, planner=planner_for("torque", "flat", standing=True))
     with load_reward(program, trusted=True) as reward:
         trajectory = optimize(scene, reward, config, seed=0)
     rollouts = trajectory.rollouts
@@ -133,14 +163,18 @@ def planned(name: str, label: int, program: RewardProgram, command: str, out: Pa
 
 
 BEYOND_LABELS = {
-    "step in place": {"marching": 4, "flailing_march": 0, "standing": 0, "backward_walk": 1, "good_walk": 0, "fall": 0},
-    "walk backward": {"backward_walk": 4, "marching": 1, "flailing_march": 0, "standing": 0, "good_walk": 0, "fall": 0},
-    "stand still": {"standing": 5, "marching": 1, "flailing_march": 0, "backward_walk": 0, "good_walk": 0, "fall": 0},
+    "step in place": {"marching": 4, "flailing_march": 0, "flailing_stand": 0, "backward_walk": 1, "good_walk": 0,
+                      "fall": 0},
+    "walk backward": {"backward_walk": 4, "marching": 1, "flailing_march": 0, "flailing_stand": 0, "good_walk": 0,
+                      "fall": 0},
+    "stand still": {"calm_stand": 4, "fidgety_stand": 2, "flailing_stand": 0, "marching": 1, "flailing_march": 0,
+                    "backward_walk": 0, "good_walk": 0, "fall": 0},
 }
 """How a person rates each motion as each description that is not a forward walk (5 as asked ... 0 not at all):
 stepping about when asked to stand, travelling when asked to step in place, not travelling when asked to walk
-backward, kicking and falling are gross faults (0-1). The flailing march kicks to 104° of hip flexion, bends over
-and falls at 3.9 s."""
+backward, kicking, pitching over and falling are gross faults (0-1). The flailing march kicks to 104° of hip
+flexion, bends over and falls at 3.9 s; the flailing stand tips its trunk to 76°. The calm stand is not a person's
+perfect standing (its trunk pitches through 22°, a hand moves 0.31 m), hence 4."""
 
 
 def beyond(out: Path) -> None:
@@ -152,11 +186,16 @@ def beyond(out: Path) -> None:
     motions = [planned("marching", 0, canonical("step_in_place"), plan.format("step_in_place"), out, kind="plan"),
                planned("backward_walk", 0, canonical("walk_backward"), plan.format("walk_backward"), out, kind="plan"),
                planned("flailing_march", 0, canonical("step_in_place"),
-                       plan.format("step_in_place").replace("plan", "mppi", 1), out)]
+                       plan.format("step_in_place").replace("plan", "mppi", 1), out),
+               planned("fidgety_stand", 0, canonical("stand"), "the posture MPC (mppi, standing settings, seed 0, 1 "
+                       "thread) on the canonical stand reward, from standing", out, standing=True),
+               planned("calm_stand", 0, RewardProgram.from_source(CALM_STAND), "the posture MPC (mppi, standing "
+                       "settings, seed 0, 1 thread) on benchmarks/make_calibration.py's CALM_STAND, from standing", out,
+                       standing=True)]
     for motion in motions:
         del motion["label"]
     data = {"duration_s": DURATION_S, "body": "humanoid", "terrain": "flat", "labels": BEYOND_LABELS,
-            "also": "good_walk, fall and standing from motions.json", "made_by": "benchmarks/make_calibration.py "
+            "also": "good_walk, fall and flailing_stand from motions.json", "made_by": "benchmarks/make_calibration.py "
             "--beyond", "motions": motions}
     (out / "beyond.json").write_text(json.dumps(data, indent=1) + "\n")
     print(f"wrote {len(motions)} motions to {out / 'beyond.json'}")
@@ -175,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     searched = {name: search(name) for name in SEARCHES}
     kick = planned("kicking_walk", 1, canonical("walk"), "rewardloop optimize --body humanoid --reward walk "
                    "--optimizer mppi --duration 4 --start-speed 0 --seed 0 --threads 1", out)
-    stand = planned("standing", 0, RewardProgram.from_source(STAND), "posture MPC (mppi, seed 0, 1 thread) on "
+    stand = planned("flailing_stand", 0, RewardProgram.from_source(STAND), "posture MPC (mppi, seed 0, 1 thread) on "
                     "benchmarks/make_calibration.py's STAND reward, from standing", out)
     motions = [*gait_machine_motions(searched), kick, stand]
     data = {"description": DESCRIPTION, "duration_s": DURATION_S, "body": "humanoid", "terrain": "flat",

@@ -220,9 +220,9 @@ def calibration_table(root: Path = ROOT) -> str:
     lines += ["", f"Beyond forward walks: `tests/data/calibration/beyond.json` (made by `{beyond['made_by']}`), "
               "labelled per description (5 as asked ... 0 not at all; gross faults 0-1).", "",
               "| motion | " + " | ".join(asked) + " |", "|---|" + "---|" * len(asked)]
-    for name in beyond["labels"][asked[0]]:
-        lines.append(f"| {name.replace('_', ' ')} | " + " | ".join(str(beyond["labels"][a][name]) for a in asked)
-                     + " |")
+    for name in dict.fromkeys(name for labels in beyond["labels"].values() for name in labels):
+        lines.append(f"| {name.replace('_', ' ')} | "
+                     + " | ".join(str(beyond["labels"][a].get(name, "–")) for a in asked) + " |")
     return "\n".join(lines)
 
 

@@ -99,9 +99,11 @@ def test_builtin_critic_asks_for_straight_knees_only_when_described(humanoid_fla
     assert not any(s.term == "knee_extension" for s in plain.suggestions)
 
 
-def test_builtin_critic_passes_standing_and_fails_standing_for_a_walk(humanoid_flat, motions):
+def test_builtin_critic_judges_standing_and_fails_standing_for_a_walk(humanoid_flat, motions):
     stand = BuiltinCritic().critique("stand still", humanoid_flat, motions["stand"])
-    assert stand.success and stand.score == 10.0 and not stand.issues
+    # upright, in place, no step: every physics check passes; unpowered, its hands drop 0.4 m in 0.3 s, which a
+    # person standing still does not do (the standing checks of composure)
+    assert not stand.success and stand.score >= 8.0 and [i.part for i in stand.issues] == ["arms"]
     walk = BuiltinCritic().critique("walk forward", humanoid_flat, motions["stand"])
     assert not walk.success and walk.score <= 3.0 and "asks to move forward" in walk.issues[0].problem
     backward = BuiltinCritic().critique("walk backward at 0.5 m/s", humanoid_flat, motions["push"])
@@ -182,7 +184,8 @@ def test_model_critic_sends_video_to_a_video_backend(humanoid_flat, motions, tmp
 
     model = VideoModel()
     critique = Critic(model, SMALL).critique("stand still", humanoid_flat, motions["stand"], Media(video=video))
-    assert [type(p) for p in model.sent[1:]] == [Video] and critique.success and critique.score == 8.0
+    assert [type(p) for p in model.sent[1:]] == [Video] and critique.score == 8.0 and critique.summary == "looks great"
+    assert critique.overrides == ("standing unlike people's (flailing_arms): success withdrawn",)  # limp arms drop
 
 
 def test_compare_counts_only_consistent_answers(humanoid_flat, motions):

@@ -3,7 +3,7 @@
 The calibration set (tests/data/calibration, made by benchmarks/make_calibration.py) holds humanoid motions made
 by the project itself, each labelled with how a person rates it as "walk forward on flat ground": the shipped
 gait (4); a crouch walk, a stiff-knee walk, a shuffle and a bent-over walk (2 each); the posture MPC's kicking
-walk (1); a fall and standing still (0). Gait-machine motions are replayed from their parameters; the two MPC
+walk (1); a fall and a flailing stand (0). Gait-machine motions are replayed from their parameters; the two MPC
 motions are stored states whose sensors are recomputed here. Run with -s to see the scores and the rank
 correlation.
 """
@@ -74,11 +74,11 @@ def test_the_set_is_what_the_labels_say(observed):
     d = {name: o.descriptors for name, o in observed.items()}
     assert set(observed) == set(LABELS) and len(LABELS) >= 7
     assert d["fall"]["fell"] and not any(d[n]["fell"] for n in LABELS if n != "fall")
-    assert abs(d["standing"]["distance_m"]) < 0.3 and d["good_walk"]["distance_m"] > 2.0  # 4 s
+    assert abs(d["flailing_stand"]["distance_m"]) < 0.3 and d["good_walk"]["distance_m"] > 2.0  # 4 s
     fired = {name: {k for k, d in o.gait.detections.items() if d.detected[0]}  # type: ignore[union-attr]
              for name, o in observed.items()}
     for name, detector in [("kicking_walk", "kick"), ("shuffle", "shuffling"), ("crouch_walk", "crouch"),
-                           ("standing", "standing_still"), ("bent_over_walk", "trunk_lean")]:
+                           ("flailing_stand", "standing_still"), ("bent_over_walk", "trunk_lean")]:
         assert detector in fired[name], (name, fired[name])
     # the stiff-knee walk swings its knee to 35°, at the stiff-legged detector's threshold and well under people's
     # 45-70° (HumanLikeTargets); it fails the knee-swing target rather than firing the detector
@@ -160,8 +160,9 @@ def test_a_model_critics_success_is_withdrawn_for_a_gait_unlike_peoples(observed
     assert any(i.problem.startswith("kick") for i in gated.issues)
     assert apply_gates(believed, DESCRIPTION, kicking.descriptors) == believed  # no gait analysis given: no gait gate
     assert apply_gates(believed, "goose-step forward", good.descriptors, good.gait).success is False  # short steps
-    standing = observed["standing"]
-    assert apply_gates(believed, "stand still", standing.descriptors, standing.gait) == believed  # no gait asked for
+    flailing = observed["flailing_stand"]  # no gait asked for, but pitching over is no standing still
+    stand = apply_gates(believed, "stand still", flailing.descriptors, flailing.gait)
+    assert not stand.success and stand.score == 3.0 and "the trunk tipped 7" in stand.overrides[0]
 
 
 def test_backward_and_slow_walks_are_not_held_to_free_forward_walking(observed):
@@ -192,14 +193,15 @@ def test_backward_and_slow_walks_are_not_held_to_free_forward_walking(observed):
 
 BEYOND = json.loads((DATA / "beyond.json").read_text())
 """The set beyond forward walks: motions from standing (the gait planner's stepping in place and walking backward,
-the posture MPC's flailing march) and the walk set's standing, good walk and fall, labelled per description."""
+the posture MPC's flailing march, its fidgety and calm stands) and the walk set's flailing stand, good walk and fall,
+labelled per description."""
 
 
 @pytest.fixture(scope="module")
 def beyond_observed(observed) -> dict[str, Observation]:
     scene = compile_scene(Scene("humanoid", start_speed=0.0))
     motions = {m["name"]: observe(scene, _stored(scene, m)) for m in BEYOND["motions"]}
-    return {**motions, **{name: observed[name] for name in ("standing", "good_walk", "fall")}}
+    return {**motions, **{name: observed[name] for name in ("flailing_stand", "good_walk", "fall")}}
 
 
 @pytest.mark.parametrize("description", list(BEYOND["labels"]))
@@ -216,3 +218,20 @@ def test_beyond_walks_scores_order_the_motions_as_labelled(beyond_observed, desc
     best = max(labels, key=labels.__getitem__)
     assert all(scores[n] <= 4.0 for n in labels if labels[n] <= 1), scores  # a gross fault scores low
     assert scores[best] >= 7.0, scores
+
+
+def test_standing_still_is_judged_by_a_persons_composure(beyond_observed):
+    # A person standing still keeps the trunk steady and the arms quiet: the fidgety stand is named for both, and a
+    # model critic's success is withdrawn for it; no edit asks a standing body to swing its arms.
+    critic = BuiltinCritic()
+    fidgety = critic.critique_observation("stand still", beyond_observed["fidgety_stand"])
+    calm = critic.critique_observation("stand still", beyond_observed["calm_stand"])
+    assert not fidgety.success and calm.score >= fidgety.score + 1.0
+    problems = " / ".join(i.problem for i in fidgety.issues)
+    assert "trunk wobbles" in problems and "arms flail" in problems, problems
+    terms = {s.term for s in fidgety.suggestions}
+    assert {"upright", "action_smoothness"} <= terms and "arm_swing" not in terms
+    believed = Critique(success=True, score=9.0, summary="stands still", critic="openai:vl")
+    observed = beyond_observed["fidgety_stand"]
+    gated = apply_gates(believed, "stand still", observed.descriptors, observed.gait)
+    assert not gated.success and "standing unlike people's (trunk_wobble, flailing_arms)" in gated.overrides[0]

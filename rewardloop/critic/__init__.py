@@ -36,7 +36,7 @@ from rewardloop.critic.physics import (
     targets_from_spec,
 )
 from rewardloop.critic.regions import format_regions, gait_faults
-from rewardloop.critic.rules import Finding, Judgement, judge, physics_gates
+from rewardloop.critic.rules import Finding, Judgement, is_standing, judge, physics_gates
 from rewardloop.errors import UserError
 from rewardloop.models.base import Message, ModelBackend, ModelError, ModelSpec, Part, Text, Video
 from rewardloop.models.context import complete_fitted
@@ -89,7 +89,8 @@ def apply_gates(critique: Critique, description: str, descriptors: dict[str, flo
                 gait: GaitAnalysis | None = None, spec: TaskSpec | None = None) -> Critique:
     """The critique with physics gates applied: scores capped, success withdrawn, the gate's issue added. Given
     the motion's gait analysis, a walking task's success is also withdrawn while the gait misses people's walking
-    (the builtin critic's gait checks), their issues added. `spec` is the task's reading of the description
+    (the builtin critic's gait checks), and a standing task's while the trunk or arms move unlike a person's standing
+    still, their issues added. `spec` is the task's reading of the description
     (e.g. a model's); None reads it with the rules."""
     targets = task_targets(description, spec)
     score, success, notes = critique.score, critique.success, list(critique.overrides)
@@ -102,7 +103,8 @@ def apply_gates(critique: Critique, description: str, descriptors: dict[str, flo
             issues.insert(0, gate.issue)
     unlike = [f for f in gait_findings(targets, gait_facts(targets, gait)) if not f.meets] if gait is not None else []
     if unlike and success:
-        notes.append(f"gait unlike people's walking ({', '.join(f.check for f in unlike)}): success withdrawn")
+        unlike_what = "standing unlike people's" if is_standing(targets) else "gait unlike people's walking"
+        notes.append(f"{unlike_what} ({', '.join(f.check for f in unlike)}): success withdrawn")
         success = False
     issues += [f.issue for f in unlike if f.issue is not None and f.issue.problem not in {i.problem for i in issues}]
     return replace(critique, score=score, success=success, issues=tuple(issues), overrides=tuple(notes))

@@ -30,6 +30,10 @@ STEPPING_ABOUT = STILL_STEPS + 4
 march on the spot, 8 steps in 4 s, scored 6.5 as "stand still" before this gate)."""
 STAY_DRIFT_M = 1.0
 """Travel (m) that caps a motion asked to stay in place at NO_PROGRESS_CAP."""
+STAND_TILT_DEG = 45.0
+"""Trunk tilt (deg from vertical, at its worst) that caps a motion asked to stand still at NO_PROGRESS_CAP: it pitched
+or kicked about instead (the posture MPC's 4-s 'standing' of the calibration set tips to 76° and swings a foot 1.2 m
+up, yet scored 9.2 as "stand still" before this gate)."""
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,11 @@ def is_walking(targets: Targets) -> bool:
     """Whether the task asks for a gait (judged against people's walking): travel forward or backward, or step on
     the spot."""
     return (targets.locomotion and targets.direction != 0) or targets.step_in_place
+
+
+def is_standing(targets: Targets) -> bool:
+    """Whether the task asks to stand still: stay in place (not stepping on the spot) without turning."""
+    return targets.stay_in_place and targets.turn is None
 
 
 @dataclass(frozen=True)
@@ -91,9 +100,13 @@ def physics_gates(targets: Targets, d: Descriptors) -> list[Gate]:
             gates.append(Gate("speed", NO_PROGRESS_CAP, f"no progress {way} ({progress:.2f} m/s)",
                               Issue("pelvis", f"travelled {progress:.2f} m/s {way}; the task asks to move {way}")))
     steps = _num(d, "steps", 0.0)
-    if targets.stay_in_place and targets.turn is None and not d.get("fell") and steps > STEPPING_ABOUT:
+    if is_standing(targets) and not d.get("fell") and steps > STEPPING_ABOUT:
         gates.append(Gate("still", NO_PROGRESS_CAP, f"stepped {steps:.0f} times while asked to stand still",
                           Issue("feet", f"{steps:.0f} steps; the task asks to stand still")))
+    tilt = _num(d, "trunk_tilt_max_deg", 0.0)
+    if is_standing(targets) and not d.get("fell") and tilt > STAND_TILT_DEG:
+        gates.append(Gate("still", NO_PROGRESS_CAP, f"the trunk tipped {tilt:.0f}° while asked to stand still",
+                          Issue("torso", f"the trunk tipped {tilt:.0f}° from vertical; the task asks to stand still")))
     drift = float(np.hypot(_num(d, "distance_m", 0.0), _num(d, "lateral_drift_m", 0.0)))
     if not targets.locomotion and targets.turn is None and drift > STAY_DRIFT_M:
         gates.append(Gate("stay", NO_PROGRESS_CAP, f"travelled {drift:.2f} m while asked to stay in place",
@@ -232,7 +245,7 @@ def _stepping(t: Targets, d: Descriptors) -> Finding:
 def _still(t: Targets, d: Descriptors) -> Finding:
     """Standing still (asked to stay, not to step or turn): a step or two to catch the balance is what people do;
     more is stepping about, which a person asked to stand still would count as not doing it."""
-    if not t.stay_in_place or t.turn is not None or d.get("fell"):
+    if not is_standing(t) or d.get("fell"):
         return Finding("still", 1.0, 0.0)
     steps = _num(d, "steps", 0.0)
     score = float(np.clip(1.0 - (steps - STILL_STEPS) / 6.0, 0.0, 1.0))
