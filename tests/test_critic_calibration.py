@@ -189,6 +189,10 @@ def test_backward_and_slow_walks_are_not_held_to_free_forward_walking(observed):
     assert shuffling("walk at 0.6 m/s", 110.0).score > shuffling("walk forward", 110.0).score
     human_steps = {"step_length": 0.75, "shuffling": False}
     assert shuffling("walk forward", 70.0, **human_steps).meets and not shuffling("walk forward", 140.0).meets
+    # the edit aims inside people's 90-130 steps/min: a band ending at 130 barely pulls a walk at 135 (4-s demo walk:
+    # 133-136 steps/min at any weight up to 16), one ending at 110 brings it to 119-124 at weight 2-4
+    band = shuffling("walk forward", 140.0).suggestions[0]
+    assert band.term == "cadence_band" and band.params == {"low": 1.5, "high": round(110 / 60, 2)}
 
 
 BEYOND = json.loads((DATA / "beyond.json").read_text())
