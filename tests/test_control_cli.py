@@ -20,6 +20,17 @@ def test_optimize_command_writes_trajectory(tmp_path, capsys):
     assert summary["metrics"]["duration"] == pytest.approx(0.05)
 
 
+
+def test_optimize_standing_uses_the_standing_settings(tmp_path, capsys):
+    # what `rewardloop run` gives a standing task: posture MPPI looking 1.2 s ahead (a horizon given on the command
+    # line still wins)
+    code = main(["optimize", "--standing", "--body", "humanoid", "--reward", "stand", "--duration", "0.03",
+                 "--samples", "4", "--threads", "1", "--out", str(tmp_path)])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["optimizer"] == "mppi"
+    assert summary["planner"]["horizon_s"] == 1.2 and summary["planner"]["samples"] == 4
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--reward", "nonexistent_reward"], "is neither a canonical reward"),
     (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, plan, predictive, search"),

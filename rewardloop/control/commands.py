@@ -26,6 +26,10 @@ def register(add: AddCommand) -> None:
     parser.add_argument("--duration", type=float, default=3.0, help="seconds of motion (default 3)")
     parser.add_argument("--samples", type=int, default=None, help="planner samples per iteration")
     parser.add_argument("--horizon", type=float, default=None, help="planning horizon (s)")
+    parser.add_argument("--standing", action="store_true",
+                        help="the reward asks to stand still: posture MPPI (unless --optimizer says otherwise) with "
+                             "the body's settings for balance (a longer horizon; what `rewardloop run` uses for a "
+                             "standing task)")
     parser.add_argument("--generations", type=int, default=None, help="policy search generations")
     parser.add_argument("--population", type=int, default=None, help="policy search candidates per generation")
     parser.add_argument("--controller", default=None,
@@ -158,7 +162,8 @@ def _optimize(args: argparse.Namespace) -> int:
     positive_number(args.duration, flag="--duration")
     writable_directory(args.out, flag="--out")  # before optimizing, not after
     scene = compile_scene(scene_from_args(args))
-    config = default_config(scene, kind=args.optimizer, duration_s=args.duration, nthread=args.threads,
+    config = default_config(scene, kind=args.optimizer or ("mppi" if args.standing else None),
+                            duration_s=args.duration, nthread=args.threads, standing=args.standing,
                             samples=args.samples, horizon_s=args.horizon,
                             search={"generations": args.generations, "population": args.population,
                                     "controller": args.controller})
@@ -191,6 +196,8 @@ def _optimize(args: argparse.Namespace) -> int:
         from rewardloop.control.planners.gait_planning import planner_settings
 
         summary["planner"] = dataclasses.asdict(planner_settings(config, scene))
+    elif config.kind != "search":  # a posture planner: its settings (the standing ones with --standing)
+        summary["planner"] = dataclasses.asdict(config.planner)
     print(json.dumps(summary, indent=2))
     return 0
 

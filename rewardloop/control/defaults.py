@@ -103,12 +103,13 @@ def default_kind(scene: CompiledScene, *, locomotion: bool = True) -> str:
 
 
 def default_config(scene: CompiledScene, *, kind: str | None = None, duration_s: float = 10.0,
-                   nthread: int | None = None, search: dict[str, Any] | None = None,
+                   nthread: int | None = None, search: dict[str, Any] | None = None, standing: bool = False,
                    **planner: Any) -> OptimizerConfig:
-    """The optimizer config for a scene's body and ground: `kind` (None: policy search where a gait controller
-    walks the body, else MPPI); `planner` overrides PlannerConfig fields and `search` SearchConfig fields (None
-    keeps them; the ground's settings, `search_for`, fill the fields left at their defaults)."""
-    base = planner_for(scene.body.actuator_kind, scene.scene.terrain.kind)
+    """The optimizer config for a scene's body and ground: `kind` (None: the gait planner where a gait controller
+    walks the body, else MPPI); the planner's settings for standing still where `standing`; `planner` overrides
+    PlannerConfig fields and `search` SearchConfig fields (None keeps them; the ground's settings, `search_for`,
+    fill the fields left at their defaults)."""
+    base = planner_for(scene.body.actuator_kind, scene.scene.terrain.kind, standing=standing)
     changes = {name: value for name, value in planner.items() if value is not None}
     searching = {name: value for name, value in (search or {}).items() if value is not None}
     search_config = search_for(scene.body.actuator_kind, scene.scene.terrain.kind, SearchConfig(**searching))
