@@ -234,7 +234,7 @@ def test_standing_still_is_judged_by_a_persons_composure(beyond_observed):
     problems = " / ".join(i.problem for i in fidgety.issues)
     assert "trunk wobbles" in problems and "arms flail" in problems, problems
     terms = {s.term for s in fidgety.suggestions}
-    assert {"upright", "action_smoothness"} <= terms and "arm_swing" not in terms
+    assert {"upright", "hands_still", "action_smoothness"} <= terms and "arm_swing" not in terms
     believed = Critique(success=True, score=9.0, summary="stands still", critic="openai:vl")
     observed = beyond_observed["fidgety_stand"]
     gated = apply_gates(believed, "stand still", observed.descriptors, observed.gait)

@@ -469,3 +469,20 @@ def test_gait_terms_run_in_the_sandbox_and_in_exports(motions):
     exec(compile(module_source(program), "exported", "exec"), namespace)
     total, _ = namespace["reward"]({**{k: f[k] for k in f}, **f.scalars})
     np.testing.assert_allclose(total, expected.total)
+
+
+def test_standing_composure_terms_by_hand():
+    # feet_down: both feet 1, one 0.5, none 0
+    f = gait_view(np.array([[1.0, 1.0, 0.0]]), np.array([[1.0, 0.0, 0.0]]))
+    np.testing.assert_allclose(L.feet_down(f), [[1.0, 0.5, 0.0]])
+    # hands_still: the left hand moves 0.01 m per 0.01-s sample relative to the torso (1 m/s), the right one rests:
+    # -0.5 × 1² after the first sample
+    T = 4
+    torso = np.zeros((1, T, 3))
+    left = np.zeros((1, T, 3))
+    left[0, :, 0] = 0.01 * np.arange(T)
+    f = gait_view(np.ones((1, T)), np.ones((1, T)), torso_pos=torso, left_hand_pos=left, right_hand_pos=torso.copy())
+    np.testing.assert_allclose(L.hands_still(f), [[0.0, -0.5, -0.5, -0.5]])
+    # a body without arms has its hands at the torso: nothing to keep still
+    f = gait_view(np.ones((1, T)), np.ones((1, T)), torso_pos=left, left_hand_pos=left, right_hand_pos=left)
+    np.testing.assert_allclose(L.hands_still(f), 0.0)

@@ -281,11 +281,16 @@ STANDING_WEIGHT = 3.0
 the calibration set's calm stand scores 7.7, the fidgety one 6.4 (`tests/test_critic_calibration.py`)."""
 
 
+_STANDING_EDITS = {"flailing_arms": (Suggestion("hands_still", "add", "keep the hands still"),)}
+"""Edits that address a standing check before the gait check's own."""
+
+
 def _composed(finding: Finding) -> Finding:
     """A gait check re-weighted as a check of standing still (STANDING_WEIGHT; none where its part is missing),
-    without the edits that ask for a walking motion (an arm swing)."""
+    standing's own edits first and none that asks for a walking motion (an arm swing)."""
+    edits = _STANDING_EDITS.get(finding.check, ()) + tuple(s for s in finding.suggestions if s.term != "arm_swing")
     return dataclasses.replace(finding, weight=STANDING_WEIGHT if finding.weight else 0.0,
-                               suggestions=tuple(s for s in finding.suggestions if s.term != "arm_swing"))
+                               suggestions=edits if finding.issue else ())
 
 
 _NOT_IN_PLACE = ("hip_shape", "scuffing")

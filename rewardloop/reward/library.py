@@ -506,6 +506,24 @@ def arm_swing(f: FeatureLike, *, amplitude: float = 0.1) -> np.ndarray:
     return np.broadcast_to(np.asarray(total)[:, None], np.shape(f["time"])).copy()
 
 
+def feet_down(f: FeatureLike) -> np.ndarray:
+    """Mean of the two feet's ground contacts (0/1): 1 with both feet down, as a person standing still keeps them."""
+    left, right = _both(f, "foot_contact")
+    return 0.5 * (np.asarray(left, dtype=float) + np.asarray(right, dtype=float))
+
+
+def hands_still(f: FeatureLike) -> np.ndarray:
+    """-mean over hands of the squared speed of the hand relative to the torso (m²/s²), by finite differences over
+    samples (0 at the first): quiet arms; 0 for a body without arms (its hands are at the torso)."""
+    torso = np.asarray(f["torso_pos"])
+    total: Any = 0.0
+    for side in SIDES:
+        offset = np.asarray(f[f"{side}_hand_pos"]) - torso
+        velocity = np.diff(offset, axis=1, prepend=offset[:, :1]) / f.dt
+        total = total + 0.5 * np.sum(np.square(velocity), axis=-1)
+    return -total
+
+
 def object_reach(f: FeatureLike, *, reach: float = 0.045, sigma: float = 0.03) -> np.ndarray:
     """exp(-mean over fingertips of max(0, fingertip_distance - reach) / sigma), reach and sigma in m: 1 with every
     fingertip within reach of the object's centre (on a 5 cm cube's faces, around a bottle); manipulation only."""
@@ -616,6 +634,8 @@ TERMS: dict[str, LibraryTerm] = {
         _term(cadence_band, "steps/s", "-", _CONTACT),
         _term(arm_swing, "-", "+", ("heading", "torso_pos", "left_hand_pos", "right_hand_pos",
                                     "left_hip_flexion", "right_hip_flexion")),
+        _term(feet_down, "0/1", "+", _CONTACT),
+        _term(hands_still, "m²/s²", "-", ("torso_pos", "left_hand_pos", "right_hand_pos")),
         _term(object_reach, "-", "+", ("fingertip_distance",)),
         _term(grasp, "-", "+", ("fingertip_contact", "palm_contact")),
         _term(position_error, "m", "-", ("goal_distance",)),
