@@ -45,8 +45,10 @@ asks it left unmoved. It moves the plain walk too (it gains 0.02-0.04 reward per
 0.05-0.4): its cadence went to 128-131 steps/min, and the walk met all nine human-likeness targets in 1 of 3 seeds.
 Keeping the nominal unless the pre-plan gains 0.05 left the walk as the heading rate alone does (11.84-12.32 m, 2
 of 3 human-like); starting from the pre-plan with the stay cost reckoned from the shipped gait moved 25 of 45 asks
-with 4 falls. RecedingConfig's own defaults (3 %, every parameter, stay cost 5, no pre-plan) keep a found gait on
-its line against disturbances and left most asks where they were."""
+with 4 falls. 32 candidates a choice (`benchmarks/results/steering_humanoid_plan_samples32.json`) moved 34 of the 45
+pairs and every turn to the right, but the plain walk then stepped at 136-141 steps/min, quicker than people's, and
+met fewer human-likeness targets; 16 kept. RecedingConfig's own defaults (3 %, every parameter, stay cost 5, no
+pre-plan) keep a found gait on its line against disturbances and left most asks where they were."""
 
 
 def planner_settings(config: OptimizerConfig, scene: CompiledScene) -> RecedingConfig:
