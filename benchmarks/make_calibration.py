@@ -27,8 +27,8 @@ With --beyond it makes the set beyond forward walks instead (beyond.json), label
 place", "walk backward", "stand still"; `BEYOND_LABELS`): 4-s motions from standing by the gait planner on the
 canonical step_in_place and walk_backward rewards (`marching`, `backward_walk`), by the posture MPC on
 step_in_place (`flailing_march`: the loop's march of issue 56, arms flailing and drifting), and by the posture MPC
-with the standing settings (`defaults.STANDING_PLANNERS`) on the stand reward before it asked for composure
-(`fidgety_stand`, FIDGETY_STAND: up all the time, 3 steps, arms waving, the trunk pitching through 37°) and on
+with the standing settings (`defaults.STANDING_PLANNERS`) on the canonical stand reward (`fidgety_stand`,
+FIDGETY_STAND: up all the time, 3 steps, arms waving, the trunk pitching through 37°) and on
 CALM_STAND (`calm_stand`: 1 step, a steadier trunk and quieter arms), judged beside the walk set's flailing stand,
 good walk and fall.
 
@@ -80,8 +80,8 @@ WEIGHTS = {"height": 2.0, "upright": 1.0, "balance": 3.0, "still": 1.0}
 '''
 """The standing reward the `flailing_stand` motion is planned for."""
 
-FIDGETY_STAND = canonical("stand").without_term("feet_down").without_term("quiet_hands").with_weights({"upright": 1.0})
-"""The canonical stand reward as it was before it asked for a person's composure (2026-12-05): the `fidgety_stand`."""
+FIDGETY_STAND = canonical("stand")
+"""The canonical stand reward: the `fidgety_stand`."""
 
 CALM_STAND = FIDGETY_STAND.source.replace("WEIGHTS = {", '''def feet_down(f):
     """Both feet on the ground: the mean of the two contacts."""
@@ -104,9 +104,9 @@ WEIGHTS = {
     "feet_down": 1.0,
     "calm_arms": 0.5,
     "steady_trunk": 5.0,''', 1)
-"""FIDGETY_STAND with both feet down, quiet hands and a steady trunk asked for, written out by hand: the `calm_stand`.
-The canonical stand reward asks the same with library terms (steady_trunk at 5 beside upright at 1 is upright at 6, a
-constant apart)."""
+"""FIDGETY_STAND with both feet down, quiet hands and a steady trunk asked for, written out by hand: the `calm_stand`
+(`lib.feet_down`, `lib.hands_still` and upright at 6 ask the same; steady_trunk at 5 beside upright at 1 is upright
+at 6, a constant apart)."""
 
 ROOT = Path(__file__).resolve().parent.parent
 BENT_OVER = ROOT / "benchmarks/results/gait_humanoid_stage7_hunched.json"
