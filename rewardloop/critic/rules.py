@@ -32,8 +32,8 @@ STAY_DRIFT_M = 1.0
 """Travel (m) that caps a motion asked to stay in place at NO_PROGRESS_CAP."""
 STAND_TILT_DEG = 45.0
 """Trunk tilt (deg from vertical, at its worst) that caps a motion asked to stand still at NO_PROGRESS_CAP: it pitched
-or kicked about instead (the posture MPC's 4-s 'standing' of the calibration set tips to 76° and swings a foot 1.2 m
-up, yet scored 9.2 as "stand still" before this gate)."""
+or kicked about instead (the calibration set's flailing stand tips to 76° and swings a foot 1.2 m up, yet scored 9.2
+as "stand still" before this gate)."""
 
 
 @dataclass(frozen=True)
