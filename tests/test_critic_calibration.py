@@ -30,7 +30,7 @@ SET = json.loads((DATA / "motions.json").read_text())
 LABELS: dict[str, int] = {m["name"]: m["label"] for m in SET["motions"]}
 DESCRIPTION: str = SET["description"]
 MARGIN = 0.5
-"""Points by which a better-labelled motion must outscore a worse one (BuiltinCritic.compare's tie band)."""
+"""Points by which a better-labelled motion must outscore a worse one."""
 
 
 def _row(rollouts: Rollouts, i: int) -> Rollouts:
