@@ -85,8 +85,8 @@ def _num(d: Descriptors, name: str, default: float = float("nan")) -> float:
 
 
 def physics_gates(targets: Targets, d: Descriptors) -> list[Gate]:
-    """The hard facts: a fall, no progress (or the wrong way) when asked to travel, stepping about when asked to
-    stand still, travel when asked to stay."""
+    """The hard facts: a fall, no progress (or the wrong way) when asked to travel, stepping about or the trunk
+    tipping over when asked to stand still, travel when asked to stay."""
     gates = []
     if d.get("fell"):
         t, duration = _num(d, "fall_time_s", 0.0), _num(d, "duration_s", 1.0)
