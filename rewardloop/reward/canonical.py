@@ -90,6 +90,9 @@ def foot_clearance(f):
     return lib.foot_clearance(f, target=0.08)
 '''
 
+_TOP_SPEED = "1.5 * f.standing_height"
+_RAMP = "np.minimum({top}, start + 0.6 * f.time)"
+
 _STRAIGHT_KNEES = '''
 def straight_knees(f):
     """-mean squared knee flexion (rad²) over the whole stride: straight in stance and in swing."""
@@ -164,12 +167,29 @@ within 8 % either way, so which one "walk with straight knees" started from was 
 main gait in 2 of 3 seeds); at 15 the straight-knee gait's median leads by 0.16-0.53 over 3 seeds × 6 emulated CPUs
 (measured with `benchmarks/start_picks.py`, 2026-11-29)."""
 
+_PACE = "pace = ({top} / (1.5 * f.standing_height)) ** 0.58"
+"""The walk's target speed against the body's canonical one, as people's step rate follows it (`_CADENCE`)."""
+
+_CADENCE = f'''
+def cadence(f):
+    """-distance (steps/s) of each step's rate outside people's band at the target speed: 1.5-1.83 steps/s at
+    1.5 x standing height m/s, scaled by (target / that) ** 0.58 as in people."""
+    {_PACE.format(top=_TOP_SPEED)}
+    return lib.cadence_band(f, low=1.5 * pace, high=1.83 * pace)
+'''
+"""People's step rate in the flat walk: 90-110 steps/min at the canonical speed; people's step length grows as
+speed ** 0.42 and their step rate as speed ** 0.58 (Grieve's relation). Without it both bodies stepped faster than
+people at their speed: 128-131 steps/min on the humanoid, 137-143 on the muscle legs (people: 90-130). With it at
+weight 1, 10-s flat walks with the gait planner (3 seeds, 2026-12-05): the humanoid 119-123 steps/min and
+12.05-12.25 m, the muscle legs 122-127 and 12.42-12.56 m, all nine human-likeness targets met in every seed on both
+bodies (without it: 1 of 3 and 0 of 3)."""
+
 _WALK_TERMS = _FORWARD + _HEIGHT + _BODY_REST
 """Walks: balance (in _FORWARD) measured in a frame moving at the speed target."""
 _BASE = {k: v for k, v in _WALK_WEIGHTS.items() if k not in ("speed", "feet_follow", "side")}
 
 CANONICAL: dict[str, str] = {
-    "walk": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "face": 1.0}),
+    "walk": _program(_WALK_TERMS + _HEADING + _CADENCE, {**_WALK_WEIGHTS, "face": 1.0, "cadence": 1.0}),
     "walk_slope": _program(_WALK_TERMS + _HEADING, {**_WALK_WEIGHTS, "speed": 2.0, "face": 1.0}),
     "walk_rough": _program(_WALK_TERMS + _HEADING + _CLEARANCE,
                            {**_WALK_WEIGHTS, "face": 1.0, "foot_clearance": 20.0}),
@@ -251,9 +271,6 @@ CANONICAL["cube_rotate"] = _program(_HOLD + _ROTATE, {"reach": 0.5, "grasp": 0.5
 CANONICAL["bottle_pour"] = _program(_HOLD + _POUR, {"reach": 0.5, "grasp": 12.0, "position": 20.0, "drop": 20.0,
                                                     "effort": 0.05, "orientation": 2.0, "spill": 1.0, "steady": 1.0})
 
-_TOP_SPEED = "1.5 * f.standing_height"
-_RAMP = "np.minimum({top}, start + 0.6 * f.time)"
-
 SPEED_CANONICALS = tuple(name for name, source in CANONICAL.items() if _RAMP.format(top=_TOP_SPEED) in source)
 """The canonical walks whose forward speed target a task can set (`canonical(name, speed=...)`)."""
 
@@ -264,6 +281,7 @@ def with_top_speed(source: str, top: str) -> str:
     if ramp not in source:
         raise UserError(f"this program has no canonical speed ramp to set; the canonical walks that have one: "
                         f"{', '.join(SPEED_CANONICALS)}")
+    source = source.replace(_PACE.format(top=_TOP_SPEED), _PACE.format(top=top))
     return source.replace(ramp, _RAMP.format(top=top)).replace("1.5 x standing height (m/s)", f"{top} m/s")
 
 
