@@ -321,6 +321,21 @@ def test_cadence_band_by_hand():
     np.testing.assert_allclose(L.cadence_band(gait_view(standing, standing, dt=0.1)), -(1.5 - 1 / 1.2))
 
 
+def test_canonical_walks_cadence_band_follows_the_target_speed():
+    # Standing height 1 m: the canonical speed is 1.5 m/s, its band 1.5-1.83 steps/s. Steps every 0.5 s (2 steps/s)
+    # lie 0.17 above it; at a target of 3 m/s the band is scaled by 2 ** 0.58 = 1.49 (2.24-2.74) and 2 lies 0.24 below.
+    from rewardloop.reward.canonical import canonical
+    from rewardloop.reward.runtime import compile_program
+
+    left, right = contacts(300, [10, 110, 210], stance=60), contacts(300, [60, 160, 260], stance=60)
+    f = gait_view(left, right)
+    inside = slice(10, 260)  # whole steps: from the first touchdown to the last
+    plain = compile_program(canonical("walk").source)["cadence"](f)
+    np.testing.assert_allclose(plain[0, inside], -(2.0 - 1.83))
+    fast = compile_program(canonical("walk", speed=3.0).source)["cadence"](f)
+    np.testing.assert_allclose(fast[0, inside], -(1.5 * 2**0.58 - 2.0))
+
+
 def test_cadence_counts_debounced_touchdowns():
     # dt 0.01: one real touchdown per foot; a 0.01-s lift in stance and a 0.02-s touch in swing are not steps.
     left, right = contacts(100, [10], stance=40), contacts(100, [60], stance=40)
