@@ -45,7 +45,7 @@ def register(add: AddCommand) -> None:
                        help="with --optimizer search: run each found policy with the receding-horizon planner on top")
     steer.add_argument("--planner", nargs="+", default=[], metavar="NAME=VALUE",
                        help="changes to the receding planner's settings (RecedingConfig fields, e.g. sigma=0.05) of "
-                            "--receding or of --optimizer plan")
+                            "--receding, or of --optimizer plan on each body's own settings")
     steer.add_argument("--first-seed", type=int, default=0, help="seeds run from this one (default 0)")
     steer.add_argument("--json", metavar="FILE", help="write the rows, summary and provenance here")
 
@@ -111,8 +111,8 @@ def cmd_steer(args: argparse.Namespace) -> int:
         raise UserError("--receding puts a planner on a policy search's gait (--optimizer search); the gait planner "
                         "(--optimizer plan, the default) plans already")
     if args.optimizer == "plan":
-        planner = receding_changed(STEERING_PLANNER, args.planner) if args.planner else None
-        optimizer = locomotion_optimizer("plan", gait_planner=planner)
+        receding_changed(STEERING_PLANNER, args.planner)  # a bad NAME=VALUE is one line before any compute
+        optimizer = locomotion_optimizer("plan", planner=args.planner or ())
     else:
         receding = receding_changed(RecedingConfig(), args.planner) if args.receding else None
         optimizer = locomotion_optimizer(search={"receding": receding} if receding else None)

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from rewardloop.control.config import RecedingConfig
-from rewardloop.control.defaults import default_config
+from rewardloop.control.defaults import default_config, receding_changed
 from rewardloop.control.optimizer import optimize
+from rewardloop.control.planners.gait_planning import planner_settings
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.critic.gait import analyze_gait
 from rewardloop.critic.likeness import met
@@ -204,13 +204,16 @@ Optimize = Callable[[CompiledScene, RewardProgram, int], Trajectory]
 
 
 def locomotion_optimizer(kind: str = "search", *, search: dict[str, Any] | None = None,
-                         gait_planner: RecedingConfig | None = None) -> Optimize:
+                         planner: Sequence[str] = ()) -> Optimize:
     """The optimizer `kind` ('search': policy search; 'plan': the gait planner) with the body's defaults for
-    10-s motions, `search` changes to its SearchConfig and the gait planner's settings (None: its defaults)."""
+    10-s motions, `search` changes to its SearchConfig and NAME=VALUE changes to the gait planner's settings for the
+    body (`gait_planning.planner_settings`, `defaults.receding_changed`)."""
 
     def run(scene: CompiledScene, program: RewardProgram, seed: int) -> Trajectory:
         config = default_config(scene, kind=kind, duration_s=DURATION_S, search=search)
-        config = dataclasses.replace(config, gait_planner=gait_planner)
+        if planner:
+            changed = receding_changed(planner_settings(config, scene), list(planner))
+            config = dataclasses.replace(config, gait_planner=changed)
         return optimize(scene, program.evaluate_trusted, config, seed=seed)
 
     return run
