@@ -45,10 +45,9 @@ asks it left unmoved. It moves the plain walk too (it gains 0.02-0.04 reward per
 0.05-0.4): its cadence went to 128-131 steps/min, and the walk met all nine human-likeness targets in 1 of 3 seeds.
 Keeping the nominal unless the pre-plan gains 0.05 left the walk as the heading rate alone does (11.84-12.32 m, 2
 of 3 human-like); starting from the pre-plan with the stay cost reckoned from the shipped gait moved 25 of 45 asks
-with 4 falls. 32 candidates a choice (`benchmarks/results/steering_humanoid_plan_samples32.json`) moved 34 of the 45
-pairs and every turn to the right, but the plain walk then stepped at 136-141 steps/min, quicker than people's, and
-met fewer human-likeness targets; 16 kept. RecedingConfig's own defaults (3 %, every parameter, stay cost 5, no
-pre-plan) keep a found gait on its line against disturbances and left most asks where they were."""
+with 4 falls. The humanoid looks at 32 candidates (STEERING_SAMPLES). RecedingConfig's own defaults (3 %, every
+parameter, stay cost 5, no pre-plan) keep a found gait on its line against disturbances and left most asks where
+they were."""
 
 
 STEERING_SAMPLES: dict[str, int] = {"torque": 32}
@@ -57,7 +56,8 @@ about 9 s of its 120-s budget with 16 and about 18 s with 32. Once the canonical
 32 steer it further and keep it up (the steering benchmark, 3 seeds, 2026-12-05): 14 of 15 asks moved in most seeds,
 41 of 45 ask × seed pairs, no fall, the plain walk at 116-118 steps/min; with 16, 11 of 15, 33 of 45 and 3 falls
 (a high foot lift and a quick cadence, the cadence band pulling against them). Before the cadence term, 32 moved 34
-of 45 but quickened the plain walk to 136-141 steps/min. The muscle legs' candidate takes 45-60 s with 16."""
+of 45 but quickened the plain walk to 136-141 steps/min (`benchmarks/results/steering_humanoid_plan_samples32.json`).
+The muscle legs' candidate takes 45-60 s with 16."""
 
 
 def planner_settings(config: OptimizerConfig, scene: CompiledScene) -> RecedingConfig:
