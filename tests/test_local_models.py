@@ -186,7 +186,7 @@ def test_a_context_for_one_candidate_asks_one_at_a_time(humanoid_flat):
     context = DesignContext("walk forward", canonical("walk"), None, scene=humanoid_flat)
     answers = iter([f"### Candidate 1: upright\n```python\n{GOOD}```",
                     f"### Candidate 2: knees\n```python\n{KNEES}```"])
-    with ScriptedChatServer(lambda request: chat_reply(next(answers)), kind="llama.cpp", context=2800) as server:
+    with ScriptedChatServer(lambda request: chat_reply(next(answers)), kind="llama.cpp", context=3000) as server:
         designer = Designer(backend(server))
         assert designer.plan(context, 3).per_call == 1
         proposals = designer.propose(context, 2)

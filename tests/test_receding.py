@@ -247,7 +247,7 @@ def test_the_muscle_legs_on_stairs_run_with_the_grounds_planner(tmp_path, capsys
     # those settings, and replay --receding runs the same planner. 0.3-s motions.
     stairs = RecedingConfig(horizon_s=2.0)
     argv = ["optimize", "--optimizer", "search", "--body", "myolegs", "--terrain", "stairs", "--controller",
-            "muscle_tracker", "--generations", "0", "--duration", "0.3", "--threads", "1"]
+            "muscle_tracker", "--generations", "0", "--duration", "0.3", "--threads", "1", "--reward", "walk_stairs"]
     for extra in ([], ["--receding"]):
         assert main([*argv, *extra, "--out", str(tmp_path / "found")]) == 0
         assert json.loads(capsys.readouterr().out)["receding"] == dataclasses.asdict(stairs)

@@ -323,7 +323,8 @@ def test_cadence_band_by_hand():
 
 def test_canonical_walks_cadence_band_follows_the_target_speed():
     # Standing height 1 m: the canonical speed is 1.5 m/s, its band 1.5-1.83 steps/s. Steps every 0.5 s (2 steps/s)
-    # lie 0.17 above it; at a target of 3 m/s the band is scaled by 2 ** 0.58 = 1.49 (2.24-2.74) and 2 lies 0.24 below.
+    # lie 0.17 above it; at a target of 3 m/s the band is scaled by 2 ** 0.58 = 1.49 (2.24-2.74) and 2 lies 0.24 below;
+    # at 0.75 m/s the band is people's as at 1.5.
     from rewardloop.reward.canonical import canonical
     from rewardloop.reward.runtime import compile_program
 
@@ -334,6 +335,8 @@ def test_canonical_walks_cadence_band_follows_the_target_speed():
     np.testing.assert_allclose(plain[0, inside], -(2.0 - 1.83))
     fast = compile_program(canonical("walk", speed=3.0).source)["cadence"](f)
     np.testing.assert_allclose(fast[0, inside], -(1.5 * 2**0.58 - 2.0))
+    slow = compile_program(canonical("walk", speed=0.75).source)["cadence"](f)  # below the canonical speed: unscaled
+    np.testing.assert_allclose(slow[0, inside], -(2.0 - 1.83))
 
 
 def test_cadence_counts_debounced_touchdowns():

@@ -81,8 +81,8 @@ def test_a_stated_forward_speed_sets_the_canonical_walks_target_speed():
     program = slow.canonical_program()
     assert slow.canonical == "walk" and program is not None and slow.score_name == "-|speed - 0.6|"
     assert "np.minimum(0.6, start + 0.6 * f.time)" in program.source and "np.minimum(1.5" not in program.source
-    # people's step rate follows the speed: the cadence band is scaled from the canonical speed's to 0.6 m/s
-    assert "pace = (0.6 / (1.5 * f.standing_height)) ** 0.58" in program.source
+    # people's step rate follows the speed above the canonical speed (below it, people's band stays)
+    assert "pace = np.maximum(1.0, (0.6 / (1.5 * f.standing_height)) ** 0.58)" in program.source
     assert program.hash == canonical("walk", speed=0.6).hash != canonical("walk").hash
     assert not trusted_source(program.source)  # not a stock canonical source: it runs in the sandbox
     plain = task_from_description("walk forward", "humanoid").canonical_program()

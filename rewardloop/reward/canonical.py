@@ -167,13 +167,16 @@ within 8 % either way, so which one "walk with straight knees" started from was 
 main gait in 2 of 3 seeds); at 15 the straight-knee gait's median leads by 0.16-0.53 over 3 seeds × 6 emulated CPUs
 (measured with `benchmarks/start_picks.py`, 2026-11-29)."""
 
-_PACE = "pace = ({top} / (1.5 * f.standing_height)) ** 0.58"
-"""The walk's target speed against the body's canonical one, as people's step rate follows it (`_CADENCE`)."""
+_PACE = "pace = np.maximum(1.0, ({top} / (1.5 * f.standing_height)) ** 0.58)"
+"""How much quicker than 1.5-1.83 steps/s people step at the walk's target speed (`_CADENCE`): (target / the body's
+canonical speed) ** 0.58 above that speed, 1 below it. Not lower below it: the critic's human-likeness target is
+90-130 steps/min at any speed, and with the band scaled down at 0.6 m/s (to 58-70 steps/min) the muscle legs' slow
+walks in the small bench stepped below 90 (2026-12-05)."""
 
 _CADENCE = f'''
 def cadence(f):
-    """-distance (steps/s) of each step's rate outside people's band at the target speed: 1.5-1.83 steps/s at
-    1.5 x standing height m/s, scaled by (target / that) ** 0.58 as in people."""
+    """-distance (steps/s) of each step's rate outside people's band at the target speed: 1.5-1.83 steps/s up to
+    1.5 x standing height m/s, scaled by (target / that) ** 0.58 above it."""
     {_PACE.format(top=_TOP_SPEED)}
     return lib.cadence_band(f, low=1.5 * pace, high=1.83 * pace)
 '''
