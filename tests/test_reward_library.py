@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from rewardloop.reward import library as L
+from rewardloop.reward.canonical import canonical
 from rewardloop.reward.library import TERMS, library_reference
-from rewardloop.reward.runtime import FeatureView
+from rewardloop.reward.runtime import FeatureView, compile_program
 from rewardloop.sim.features import FEATURES
 
 SCALARS = {"dt": 0.1, "mass": 40.0, "weight": 392.4, "standing_height": 1.0}
@@ -325,9 +326,6 @@ def test_canonical_walks_cadence_band_follows_the_target_speed():
     # Standing height 1 m: the canonical speed is 1.5 m/s, its band 1.5-1.83 steps/s. Steps every 0.5 s (2 steps/s)
     # lie 0.17 above it; at a target of 3 m/s the band is scaled by 2 ** 0.58 = 1.49 (2.24-2.74) and 2 lies 0.24 below;
     # at 0.75 m/s the band is people's as at 1.5.
-    from rewardloop.reward.canonical import canonical
-    from rewardloop.reward.runtime import compile_program
-
     left, right = contacts(300, [10, 110, 210], stance=60), contacts(300, [60, 160, 260], stance=60)
     f = gait_view(left, right)
     inside = slice(10, 260)  # whole steps: from the first touchdown to the last

@@ -115,6 +115,12 @@ def task_targets(description: str, spec: TaskSpec | None = None) -> Targets:
     return targets_from_description(description) if spec is None else targets_from_spec(spec)
 
 
+BUILTIN_TIE = 0.1
+"""Score difference (0-10) within which the builtin critic calls two motions equal and the loop lets the task metric
+decide. At 0.5, a demo candidate whose edit took the humanoid's cadence from 135 to 126 steps/min (the critic's
+quick-steps complaint gone, 9.64 against 9.52) lost to the canonical walk by 0.10 m of distance in 4 s."""
+
+
 class BuiltinCritic:
     """Rules over physics measurements (see rewardloop.critic.rules): offline, deterministic, no pixels."""
 
@@ -149,11 +155,6 @@ class BuiltinCritic:
         score_b = self.critique_observation(description, b, spec=spec).score
         return "tie" if abs(score_a - score_b) < BUILTIN_TIE else ("a" if score_a > score_b else "b")
 
-
-BUILTIN_TIE = 0.1
-"""Score difference (0-10) within which the builtin critic calls two motions equal and the loop lets the task metric
-decide. At 0.5, a demo candidate whose edit took the humanoid's cadence from 135 to 126 steps/min (the critic's
-quick-steps complaint gone, 9.64 against 9.52) lost to the canonical walk by 0.10 m of distance in 4 s."""
 
 
 def _critique_manipulation(manipulation: Any, observation: Observation) -> Critique:
