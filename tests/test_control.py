@@ -23,6 +23,7 @@ from rewardloop.control.controllers.muscles import (
     passive_curve,
 )
 from rewardloop.control.defaults import BODY_PLANNERS, default_config, planner_for
+from rewardloop.control.metrics import fall_mask
 from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig, optimize
 from rewardloop.control.planners.mpc import RecedingHorizon, interpolate, mppi_update, shift
 from rewardloop.control.planners.plants import PostureMuscle, PosturePD
@@ -245,6 +246,24 @@ def test_muscle_controller_interval_must_be_whole_physics_steps(myolegs_flat):
             PostureMuscle(myolegs_flat, MuscleGains(interval_s=interval), planning_dt=planning_dt)
 
 
+def test_the_ankle_strategy_keeps_the_muscle_legs_standing_where_their_start_posture_topples():
+    """Held at their start posture the muscle legs fall backwards in about 1.4 s on rough ground; the ankle strategy
+    under the same plan keeps them up for 3 s, the ankles turned by a few hundredths of a radian."""
+    scene = compile_scene(Scene("myolegs", Terrain("rough")))
+    state = np.asarray(scene.initial_state, dtype=float)
+    fall, lean = [], []
+    for balance in (0.0, 4.0):
+        plant = PostureMuscle(scene, MuscleGains(interval_s=0.008, balance=balance), planning_dt=None)
+        hold = np.repeat(plant.start(state)[None, None], round(3.0 / scene.dt), axis=1)
+        with Simulator(scene) as sim:
+            features = plant.execute(sim, state[None], hold).features(scene)
+        fall.append(bool(fall_mask(features).any()))
+        lean.append(float(features.com_pos[0, -1, 0] - features.com_pos[0, 0, 0]))
+    assert fall == [True, False]
+    assert lean[0] < -0.3 and abs(lean[1]) < 0.1
+    assert PostureMuscle(scene, MuscleGains(), planning_dt=None).balance is None  # none unless asked (a hand)
+
+
 def test_predictive_sampling_baseline_runs(humanoid_flat):
     seen = []
     config = OptimizerConfig(kind="predictive", planner=TINY, duration_s=0.05, nthread=1)
@@ -324,7 +343,8 @@ def test_the_loop_plans_steps_for_every_motion_made_of_them():
 
 def test_standing_still_plans_further_ahead_than_walking():
     # Standing is balance: the humanoid's MPPI looks 1.2 s ahead (a 0.6-s horizon stepped about and fell at 5 s on
-    # rough ground); the settings apply to standing only, and a body without standing settings keeps its own.
+    # rough ground); the muscle legs stand under the ankle strategy with 16 samples. The settings apply to standing
+    # only.
     from rewardloop.control.defaults import STANDING_PLANNERS
     from rewardloop.loop.config import RunConfig
     from rewardloop.loop.run import body_optimizer
@@ -335,4 +355,6 @@ def test_standing_still_plans_further_ahead_than_walking():
     assert standing.kind == "mppi" and standing.planner.horizon_s == STANDING_PLANNERS["torque"]["horizon_s"] == 1.2
     assert standing.planner.replan_every == 6 and planner_for("torque", "rough").horizon_s == 0.6
     legs = body_optimizer(task_from_description("stand still", "myolegs"), RunConfig())
-    assert legs.planner == planner_for("muscle", "flat", standing=True) == BODY_PLANNERS["muscle"]
+    assert legs.planner == planner_for("muscle", "flat", standing=True)
+    assert legs.planner.muscle.balance == 4.0 and legs.planner.samples == 16
+    assert planner_for("muscle", "flat") == BODY_PLANNERS["muscle"] and BODY_PLANNERS["muscle"].muscle.balance == 0

@@ -40,6 +40,11 @@ STANDING_PLANNERS: dict[str, dict[str, Any]] = {
     # on seeds 0 and 1 and fell at 8.5 s on seed 2; a 1.2-s horizon over 10 knots stays up on all three, though
     # swinging its arms, lifting a leg and twisting (2026-12-05, benchmarks/results/beyond_forward_humanoid.json).
     "torque": {"samples": 32, "horizon_s": 1.2, "knots": 10, "noise": 0.04, "replan_every": 6},
+    # Held at their start posture the muscle legs topple backwards in 1.4 s, and with the walking settings MPPI's
+    # plans fell at 2.1 s on rough ground in 197 s (seed 0). Under the ankle strategy (`plants.AnkleBalance`) they
+    # stood 10 s on rough ground in seeds 0-2, with 32 samples in 122-146 s and with 16 in 64-81 s, within 0.06 m
+    # of the start (2026-12-05, two benchmarks sharing the 2 cores).
+    "muscle": {"samples": 16, "muscle": MuscleGains(interval_s=0.008, balance=4.0)},
 }
 """Actuator kind -> changes to its planner for standing still (posture MPPI, no steps), on any ground."""
 

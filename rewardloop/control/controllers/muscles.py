@@ -44,10 +44,18 @@ class MuscleGains:
     """Involvement floor, so muscles still hold a posture once their joints are on target."""
     interval_s: float = 0.004
     """Time between controller updates (s); activation dynamics are inverted over this interval."""
+    balance: float = 0.0
+    """Ankle strategy under a plan on a body with feet (`plants.AnkleBalance`): ankle dorsiflexion target change
+    (rad) per m that the centre of mass, led by `balance_lead_s` of its velocity, is ahead of the feet's centre
+    (0: none, as for a hand)."""
+    balance_lead_s: float = 0.1
+    """Seconds of the centre of mass's velocity the ankle strategy leads by (its damping)."""
 
     def __post_init__(self) -> None:
         if self.kp <= 0 or self.kd < 0 or self.error_scale <= 0 or self.interval_s <= 0:
             raise UserError("muscle gains need kp > 0, kd >= 0, error_scale > 0 and interval_s > 0")
+        if self.balance < 0 or self.balance_lead_s < 0:
+            raise UserError("muscle gains need balance >= 0 and balance_lead_s >= 0")
 
 
 class LengthMap:
