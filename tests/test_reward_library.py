@@ -502,3 +502,25 @@ def test_standing_composure_terms_by_hand():
     # a body without arms has its hands at the torso: nothing to keep still
     f = gait_view(np.ones((1, T)), np.ones((1, T)), torso_pos=left, left_hand_pos=left, right_hand_pos=left)
     np.testing.assert_allclose(L.hands_still(f), 0.0)
+
+
+def test_yaw_rate_over_a_stride_tells_a_turning_walk_from_a_straight_one():
+    """A walking pelvis yaws to and fro with each step. Instantaneously that swamps a slow turn; over a window of one
+    stride (1 s here) the rate is the turn's own, and early in the window the rate so far."""
+    time = np.arange(0.0, 5.0, 0.01)[None]
+    sway = 0.2 * np.sin(2 * math.pi * time)  # rad, one stride a second
+
+    def walk(turn):
+        rate = turn + 0.4 * math.pi * np.cos(2 * math.pi * time)  # the heading's derivative
+        return FeatureView({"heading": turn * time + sway, "time": time, "yaw_rate": rate}, SCALARS)
+
+    turning, straight = walk(-0.15), walk(0.0)
+    windowed = {name: L.yaw_rate(f, target=-0.15, sigma=0.3, window_s=1.0) for name, f in
+                (("turning", turning), ("straight", straight))}
+    np.testing.assert_allclose(windowed["turning"][0, 100:], 1.0, atol=1e-9)  # a whole stride: the turn exactly
+    np.testing.assert_allclose(windowed["straight"][0, 100:], math.exp(-0.25), atol=1e-9)
+    early = (turning["heading"][0, 50] - turning["heading"][0, 0]) / 0.5
+    assert windowed["turning"][0, 50] == pytest.approx(math.exp(-np.square((early + 0.15) / 0.3)))
+    assert windowed["turning"][0, 0] == L.yaw_rate(turning, target=-0.15, sigma=0.3)[0, 0]  # no time yet: as it is
+    instantaneous = [L.yaw_rate(f, target=-0.15, sigma=0.3).mean() for f in (turning, straight)]
+    assert abs(instantaneous[0] - instantaneous[1]) < 0.1 < windowed["turning"].mean() - windowed["straight"].mean()

@@ -101,8 +101,8 @@ def straight_knees(f):
 
 _TURN = '''
 def turning(f):
-    """1 when turning left at 0.5 rad/s."""
-    return lib.yaw_rate(f, target=0.5, sigma=0.3)
+    """1 when turning left at 0.5 rad/s over the last second (a stride)."""
+    return lib.yaw_rate(f, target=0.5, sigma=0.3, window_s=1.0)
 
 def speed(f):
     """Walk forward slowly while turning (m/s, capped at 0.6)."""
@@ -111,8 +111,8 @@ def speed(f):
 
 _TURN_RIGHT = '''
 def turning(f):
-    """1 when turning right at 0.5 rad/s."""
-    return lib.yaw_rate(f, target=-0.5, sigma=0.3)
+    """1 when turning right at 0.5 rad/s over the last second (a stride)."""
+    return lib.yaw_rate(f, target=-0.5, sigma=0.3, window_s=1.0)
 
 def speed(f):
     """Walk forward slowly while turning (m/s, capped at 0.6)."""
@@ -295,10 +295,11 @@ _STRAIGHT_LINE = {
     "start = np.maximum(f.com_vel[:, :1, 0], 0.0)": "start = np.maximum(f.forward_vel[:, :1], 0.0)",
     "return -np.abs(f.com_vel[..., 0] - target)": "return -np.abs(f.forward_vel - target)",
     "return -np.abs(f.com_vel[..., 1]) - np.abs(f.com_pos[..., 1])": "return -np.abs(f.lateral_vel)",
-    "return lib.heading(f, target=0.0)": "return lib.yaw_rate(f, target={rate:g}, sigma=0.3)",
+    "return lib.heading(f, target=0.0)": "return lib.yaw_rate(f, target={rate:g}, sigma=0.3, window_s=1.0)",
     "CoM speed along +x": "pelvis speed along the heading",
     "(|sideways CoM speed| + |distance from the line y = 0|) (m/s + m)": "|sideways pelvis speed| (m/s)",
-    "cos(heading): 1 facing +x.": "1 turning at {rate:g} rad/s (+ left), falling off over 0.3 rad/s.",
+    "cos(heading): 1 facing +x.": ("1 turning at {rate:g} rad/s (+ left) over the last second (a stride), "
+                                   "falling off over 0.3 rad/s."),
 }
 """A canonical forward walk's straight-line terms and what they become on a turning path (`with_turn`)."""
 

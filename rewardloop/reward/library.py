@@ -191,9 +191,28 @@ def heading(f: FeatureLike, *, target: float = 0.0) -> np.ndarray:
     return np.cos(np.asarray(f["heading"]) - target)
 
 
-def yaw_rate(f: FeatureLike, *, target: float = 0.5, sigma: float = 0.3) -> np.ndarray:
-    """exp(-((yaw_rate - target) / sigma)²): 1 when turning at target rad/s (+ = left)."""
-    return np.exp(-np.square((np.asarray(f["yaw_rate"]) - target) / sigma))
+def yaw_rate(f: FeatureLike, *, target: float = 0.5, sigma: float = 0.3, window_s: float = 0.0) -> np.ndarray:
+    """exp(-((yaw_rate - target) / sigma)²): 1 when turning at target rad/s (+ = left). With `window_s` > 0 the
+    rate is the heading's change over the last `window_s` seconds (over the time so far, early in the window):
+    a walking pelvis yaws to and fro with each step (the muscle legs: ±1 rad/s), so the instantaneous rate scores
+    a walk turning at 0.15 rad/s no better than a straight one, and a stride's window (1 s) tells them apart."""
+    rate = np.asarray(f["yaw_rate"]) if window_s <= 0 else _heading_rate(f, window_s)
+    return np.exp(-np.square((rate - target) / sigma))
+
+
+def _heading_rate(f: FeatureLike, window_s: float) -> np.ndarray:
+    """[B, T] rate (rad/s) of the heading's change over the trailing `window_s` seconds, over the time so far where
+    less has passed; the instantaneous yaw rate at the first sample."""
+    heading, time = np.asarray(f["heading"]), np.asarray(f["time"])
+    lag = np.minimum(np.arange(heading.shape[-1]), max(1, round(window_s / _step(time))))  # [T] samples back
+    now = np.arange(heading.shape[-1])
+    rate = (heading - heading[..., now - lag]) / np.maximum(time - time[..., now - lag], 1e-9)
+    return np.where(lag > 0, rate, np.asarray(f["yaw_rate"]))
+
+
+def _step(time: np.ndarray) -> float:
+    """Seconds between two samples of [B, T] times (one sample: 1)."""
+    return float(time[..., 1].ravel()[0] - time[..., 0].ravel()[0]) if time.shape[-1] > 1 else 1.0
 
 
 def nonfoot_contact(f: FeatureLike) -> np.ndarray:
