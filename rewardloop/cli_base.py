@@ -32,7 +32,8 @@ def scene_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--injury", action="append", default=[], metavar="GROUP=FACTOR",
                         help="weaken a muscle group, e.g. left_plantarflexors=0.3 (repeatable)")
     parser.add_argument("--start-speed", type=float, default=None,
-                        help="forward speed at the start in m/s (default: the walking start for locomotion; 0 stands)")
+                        help="forward speed at the start in m/s (default: the walking start for locomotion, rest "
+                             "for standing still; 0 stands)")
 
 
 def scene_from_args(args: argparse.Namespace, *, start_speed: float | None = None) -> Scene:

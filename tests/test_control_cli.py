@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from rewardloop.cli import main
 from rewardloop.control.trajectory import Trajectory
+from rewardloop.sim.scene import Scene, compile_scene
+from rewardloop.sim.terrain import Terrain
 
 
 def test_optimize_command_writes_trajectory(tmp_path, capsys):
@@ -23,12 +26,14 @@ def test_optimize_command_writes_trajectory(tmp_path, capsys):
 
 def test_optimize_standing_uses_the_standing_settings(tmp_path, capsys):
     # what `rewardloop run` gives a standing task: posture MPPI looking 1.2 s ahead (a horizon given on the command
-    # line still wins)
+    # line still wins), from rest (a walk's start speed made the muscle legs stumble and fall)
     code = main(["optimize", "--standing", "--body", "humanoid", "--reward", "stand", "--duration", "0.03",
                  "--samples", "4", "--threads", "1", "--out", str(tmp_path)])
     summary = json.loads(capsys.readouterr().out)
     assert code == 0 and summary["optimizer"] == "mppi"
     assert summary["planner"]["horizon_s"] == 1.2 and summary["planner"]["samples"] == 4
+    rest = compile_scene(Scene("humanoid", Terrain("flat"))).initial_state
+    np.testing.assert_array_equal(Trajectory.load(tmp_path).rollouts.initial_state[0], rest)
 
 
 @pytest.mark.parametrize("argv, message", [

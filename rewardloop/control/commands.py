@@ -161,7 +161,7 @@ def _optimize(args: argparse.Namespace) -> int:
 
     positive_number(args.duration, flag="--duration")
     writable_directory(args.out, flag="--out")  # before optimizing, not after
-    scene = compile_scene(scene_from_args(args))
+    scene = compile_scene(scene_from_args(args, start_speed=0.0 if args.standing else None))  # standing: from rest
     config = default_config(scene, kind=args.optimizer or ("mppi" if args.standing else None),
                             duration_s=args.duration, nthread=args.threads, standing=args.standing,
                             samples=args.samples, horizon_s=args.horizon,
