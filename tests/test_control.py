@@ -298,7 +298,7 @@ def test_the_muscle_legs_climb_stairs_with_the_receding_horizon_planner_by_defau
     # The stairs gait of the muscle legs falls under ±0.1 % parameter noise; on stairs their searches' motions run
     # with the planner looking 2 s ahead (defaults.TERRAIN_SEARCHES), in optimize, the loop and replay --receding.
     from rewardloop.control.defaults import receding_for, search_for
-    from rewardloop.control.planners.gait_planning import planner_settings
+    from rewardloop.control.planners.gait_planning import STEERING_PLANNER, planner_settings
     from rewardloop.loop.config import RunConfig
     from rewardloop.loop.run import body_optimizer
     from rewardloop.tasks import get_task
@@ -313,7 +313,9 @@ def test_the_muscle_legs_climb_stairs_with_the_receding_horizon_planner_by_defau
     assert planned.kind == "plan" and planner_settings(planned, legs_on_stairs).horizon_s == 2.0
     assert planner_settings(planned, legs_on_stairs).samples == 16  # the humanoid's gait planner looks at 32
     humanoid_flat = compile_scene(Scene("humanoid", Terrain("flat")))
-    assert planner_settings(default_config(humanoid_flat, kind="plan"), humanoid_flat).samples == 32
+    humanoid = planner_settings(default_config(humanoid_flat, kind="plan"), humanoid_flat)
+    assert (humanoid.samples, humanoid.stay_weight) == (32, 2.0)
+    assert planner_settings(planned, legs_on_stairs).stay_weight == STEERING_PLANNER.stay_weight == 3.0
     for body, kind, ground in (("myolegs", "muscle", "flat"), ("humanoid", "torque", "stairs")):  # elsewhere off
         assert default_config(compile_scene(Scene(body, Terrain(ground)))).search.receding is None
         assert receding_for(kind, ground) == RecedingConfig()

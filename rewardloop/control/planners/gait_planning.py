@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -45,33 +46,40 @@ asks it left unmoved. It moves the plain walk too (it gains 0.02-0.04 reward per
 0.05-0.4): its cadence went to 128-131 steps/min, and the walk met all nine human-likeness targets in 1 of 3 seeds.
 Keeping the nominal unless the pre-plan gains 0.05 left the walk as the heading rate alone does (11.84-12.32 m, 2
 of 3 human-like); starting from the pre-plan with the stay cost reckoned from the shipped gait moved 25 of 45 asks
-with 4 falls. The humanoid looks at 32 candidates (STEERING_SAMPLES). RecedingConfig's own defaults (3 %, every
-parameter, stay cost 5, no pre-plan) keep a found gait on its line against disturbances and left most asks where
-they were."""
+with 4 falls. The humanoid looks at 32 candidates with a stay cost of 2 (STEERING_CHANGES). RecedingConfig's own
+defaults (3 %, every parameter, stay cost 5, no pre-plan) keep a found gait on its line against disturbances and
+left most asks where they were."""
 
 
-STEERING_SAMPLES: dict[str, int] = {"torque": 32}
-"""Actuator kind -> candidates a choice where STEERING_PLANNER's 16 is not the body's. The humanoid's candidate takes
-about 9 s of its 120-s budget with 16 and about 18 s with 32. Once the canonical walk asks for people's cadence,
-32 steer it further and keep it up (the steering benchmark, 3 seeds, 2026-12-05): 14 of 15 asks moved in most seeds,
-41 of 45 ask × seed pairs, no fall, the plain walk at 116-118 steps/min; with 16, 11 of 15, 33 of 45 and 3 falls
-(a high foot lift and a quick cadence, the cadence band pulling against them). Before the cadence term, 32 moved 34
-of 45 but quickened the plain walk to 136-141 steps/min (`benchmarks/results/steering_humanoid_plan_samples32.json`).
-The muscle legs' candidate takes 45-60 s with 16."""
+STEERING_CHANGES: dict[str, dict[str, Any]] = {"torque": {"samples": 32, "stay_weight": 2.0}}
+"""Actuator kind -> changes to STEERING_PLANNER for that kind of body (the muscle legs take it as it is: 16
+candidates, a stay cost of 3; their candidate takes 45-60 s).
+
+The humanoid's candidates: about 9 s of its 120-s budget with 16 and about 18 s with 32. Once the canonical walk asks
+for people's cadence, 32 steer it further and keep it up (the steering benchmark, 3 seeds, 2026-12-05): 14 of 15
+asks moved in most seeds, 41 of 45 ask × seed pairs, no fall, the plain walk at 116-118 steps/min; with 16, 11 of
+15, 33 of 45 and 3 falls (a high foot lift and a quick cadence, the cadence band pulling against them). Before the
+cadence term, 32 moved 34 of 45 but quickened the plain walk to 136-141 steps/min
+(`benchmarks/results/steering_humanoid_plan_samples32.json`).
+
+The humanoid's stay cost of 2 (3 elsewhere; 32 candidates both, 3 seeds, 2026-12-05): the steering benchmark moved
+15 of 15 asks in most seeds (13 in every seed), 43 of 45 ask × seed pairs, against 14, 13 and 42 with 3; a faster
+walk in 2 of 3 seeds, against 1. The plain walk met all nine human-likeness targets in 3 of 3 seeds (12.19-12.35 m,
+hip peak 39.0-39.9°), against 2 of 3 (a hip peak of 40.1°). The cost: a high foot lift fell in 1 of 3 seeds, against
+none (benchmarks/results/steering_humanoid_plan.json, walking_humanoid_plan.json). A cost of 1 (probes of the two)
+moved the faster walk in 2 of 3 seeds and left the plain walk human-like in 1 of 3."""
 
 
 def planner_settings(config: OptimizerConfig, scene: CompiledScene) -> RecedingConfig:
-    """The receding planner this optimizer runs: config.gait_planner, else STEERING_PLANNER with the body's number
-    of candidates (STEERING_SAMPLES) and the ground's horizon (`defaults.receding_for`: 2 s on the muscle legs'
-    stairs)."""
+    """The receding planner this optimizer runs: config.gait_planner, else STEERING_PLANNER with the body's changes
+    (STEERING_CHANGES) and the ground's horizon (`defaults.receding_for`: 2 s on the muscle legs' stairs)."""
     if config.gait_planner is not None:
         return config.gait_planner
     from rewardloop.control.defaults import receding_for
 
     kind = scene.body.actuator_kind
     ground = receding_for(kind, scene.scene.terrain.kind)
-    return dataclasses.replace(STEERING_PLANNER, horizon_s=ground.horizon_s,
-                               samples=STEERING_SAMPLES.get(kind, STEERING_PLANNER.samples))
+    return dataclasses.replace(STEERING_PLANNER, horizon_s=ground.horizon_s, **STEERING_CHANGES.get(kind, {}))
 
 
 def plan_gait_motion(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,
