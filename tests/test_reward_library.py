@@ -512,7 +512,7 @@ def test_yaw_rate_over_a_stride_tells_a_turning_walk_from_a_straight_one():
 
     def walk(turn):
         rate = turn + 0.4 * math.pi * np.cos(2 * math.pi * time)  # the heading's derivative
-        return FeatureView({"heading": turn * time + sway, "time": time, "yaw_rate": rate}, SCALARS)
+        return FeatureView({"heading": turn * time + sway, "time": time, "yaw_rate": rate}, {**SCALARS, "dt": 0.01})
 
     turning, straight = walk(-0.15), walk(0.0)
     windowed = {name: L.yaw_rate(f, target=-0.15, sigma=0.3, window_s=1.0) for name, f in

@@ -203,16 +203,11 @@ def yaw_rate(f: FeatureLike, *, target: float = 0.5, sigma: float = 0.3, window_
 def _heading_rate(f: FeatureLike, window_s: float) -> np.ndarray:
     """[B, T] rate (rad/s) of the heading's change over the trailing `window_s` seconds, over the time so far where
     less has passed; the instantaneous yaw rate at the first sample."""
-    heading, time = np.asarray(f["heading"]), np.asarray(f["time"])
-    lag = np.minimum(np.arange(heading.shape[-1]), max(1, round(window_s / _step(time))))  # [T] samples back
+    heading = np.asarray(f["heading"])
     now = np.arange(heading.shape[-1])
-    rate = (heading - heading[..., now - lag]) / np.maximum(time - time[..., now - lag], 1e-9)
+    lag = np.minimum(now, max(1, round(window_s / f.dt)))  # [T] samples back
+    rate = (heading - heading[..., now - lag]) / (np.maximum(lag, 1) * f.dt)
     return np.where(lag > 0, rate, np.asarray(f["yaw_rate"]))
-
-
-def _step(time: np.ndarray) -> float:
-    """Seconds between two samples of [B, T] times (one sample: 1)."""
-    return float(time[..., 1].ravel()[0] - time[..., 0].ravel()[0]) if time.shape[-1] > 1 else 1.0
 
 
 def nonfoot_contact(f: FeatureLike) -> np.ndarray:
