@@ -142,6 +142,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sigma", type=float, default=0.1, help="initial step, fraction of each range")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of each trial motion")
+    parser.add_argument("--start-speed", type=float, default=WALKING_START_SPEED, metavar="M_PER_S",
+                        help="speed the trials start at (0: from rest, as stepping in place and walking backward do)")
     parser.add_argument("--speed", type=float, default=1.3,
                         help="target walking speed (m/s) of the built-in objective (not with --reward)")
     parser.add_argument("--reward", default=None, metavar="NAME",
@@ -360,10 +362,10 @@ class Validated:
         return None if self.result is None else {**self.result, "offered": self.history}
 
 
-def measure(controller_kind: str, body: str, vector: np.ndarray) -> dict:
-    """What the gait does over 10 s from the walking start on flat ground: task metrics and the human-like
+def measure(controller_kind: str, body: str, vector: np.ndarray, start_speed: float = WALKING_START_SPEED) -> dict:
+    """What the gait does over 10 s from `start_speed` (m/s) on flat ground: task metrics and the human-like
     targets."""
-    scene = compile_scene(Scene(body, start_speed=WALKING_START_SPEED))
+    scene = compile_scene(Scene(body, start_speed=start_speed))
     controller = make_controller(controller_kind, scene)
     with Simulator(scene) as sim:
         rollouts = run_controller(sim, controller, vector[None], nstep=round(10.0 / scene.dt))
@@ -377,7 +379,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     # a bad --reward fails before any work
     source = objective_source(args.speed, args.flat_foot, args.reward, args.reward_speed)
-    scene = compile_scene(Scene(args.body, ground(args.terrain, "--terrain"), start_speed=WALKING_START_SPEED))
+    scene = compile_scene(Scene(args.body, ground(args.terrain, "--terrain"), start_speed=args.start_speed))
     kind = args.controller or starting_kind(args) or controller_for(scene)
     if kind is None:
         raise UserError(f"no structured controller walks {args.body} yet")
@@ -423,14 +425,14 @@ def main(argv: list[str] | None = None) -> None:
         best, _, log = search.run(sim, start, show)
     if validated:
         best = validated.offer(best)
-    measured = measure(kind, args.body, best)
+    measured = measure(kind, args.body, best, args.start_speed)
     found_by = {"script": "benchmarks/find_gait.py", "argv": sys.argv[1:] if argv is None else argv,
                 "objective": source.strip(), "target_speed": None if args.reward else args.speed, "reward": args.reward,
                 "reward_speed": args.reward_speed,
                 "human_weight": args.human_weight,
                 "human_on_flat": args.human_on_flat, "human_first": args.human_first,
                 "human_targets": dataclasses.asdict(targets),
-                "start_speed": WALKING_START_SPEED, "terrain": scene.scene.terrain.describe(),
+                "start_speed": args.start_speed, "terrain": scene.scene.terrain.describe(),
                 "bounds": narrowed_bounds(args.bounds), "only": args.only,
                 "generations": log.generations, "evaluations": log.evaluations,
                 "physics_steps": log.steps, "wall_s": round(log.seconds, 1), "best_alive": log.best_alive,

@@ -328,8 +328,9 @@ def test_the_muscle_legs_climb_stairs_with_the_receding_horizon_planner_by_defau
 
 
 def test_the_loop_plans_steps_for_every_motion_made_of_them():
-    # Stepping on the spot and walking backward go to the gait planner like forward walks and turns; standing still
-    # stays with posture-space MPPI; policy search (locomotion 'search') keeps forward walks and turns only.
+    # Stepping on the spot and walking backward go to the gait planner like forward walks and turns where the body's
+    # gaits start from rest; standing still stays with posture-space MPPI; policy search (locomotion 'search') keeps
+    # forward walks and turns only.
     from rewardloop.loop.config import RunConfig
     from rewardloop.loop.run import body_optimizer
     from rewardloop.tasks import task_from_description
@@ -341,6 +342,12 @@ def test_the_loop_plans_steps_for_every_motion_made_of_them():
     searching = RunConfig(locomotion="search")
     assert body_optimizer(task_from_description("walk forward", "myolegs"), searching).kind == "search"
     assert body_optimizer(task_from_description("step in place", "myolegs"), searching).kind == "mppi"
+    # the muscle legs' gaits cannot start from rest: their steps from rest go to MPPI with the stepping settings
+    for text in ("step in place", "walk backward"):
+        legs = body_optimizer(task_from_description(text, "myolegs"), RunConfig())
+        assert legs.kind == "mppi" and legs.planner == planner_for("muscle", "flat", stepping=True)
+        assert legs.planner.horizon_s == 1.0 and legs.planner.muscle.balance == 4.0
+    assert body_optimizer(task_from_description("walk forward", "myolegs"), RunConfig()).kind == "plan"
 
 
 def test_standing_still_plans_further_ahead_than_walking():

@@ -37,7 +37,7 @@ from rewardloop.control.controllers.base import (
     run_controller,
 )
 from rewardloop.control.controllers.gait_machine import CLOCK, PARAMETERS, STANCE
-from rewardloop.control.defaults import default_kind
+from rewardloop.control.defaults import default_kind, gaits_start
 from rewardloop.control.metrics import fall_mask
 from rewardloop.control.optimizer import OPTIMIZERS, optimize
 from rewardloop.control.search.cmaes import (
@@ -162,7 +162,10 @@ def test_default_kind_and_registry(humanoid_flat, myolegs_flat):
     assert tuple(OPTIMIZERS) == OPTIMIZER_KINDS
     assert default_kind(humanoid_flat) == "plan"  # the humanoid has a gait tracker and a gait machine
     assert default_kind(humanoid_flat, locomotion=False) == "mppi"  # a posture task: no gait
-    assert default_kind(myolegs_flat) == "plan"  # the muscle tracker walks the muscle legs
+    # the muscle tracker walks the muscle legs from the walking start; from rest (this scene) their gaits fall
+    assert default_kind(myolegs_flat) == "mppi" and not gaits_start(myolegs_flat)
+    assert default_kind(compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED))) == "plan"
+    assert gaits_start(humanoid_flat) and humanoid_flat.scene.start_speed == 0  # the humanoid's gaits start at rest
 
 
 def test_search_on_a_body_without_a_gait_controller_is_a_user_error(myolegs_flat, walk, monkeypatch):

@@ -48,6 +48,23 @@ STANDING_PLANNERS: dict[str, dict[str, Any]] = {
 }
 """Actuator kind -> changes to its planner for standing still (posture MPPI, no steps), on any ground."""
 
+STEPPING_PLANNERS: dict[str, dict[str, Any]] = {
+    # Stepping on the spot or backward from rest on the muscle legs (posture MPPI, their gaits cannot start there:
+    # GAITS_FROM_REST). Under the standing settings, a 0.5-s horizon, they stepped and fell at 1.9-2.8 s (16 samples)
+    # or 2.2-8.2 s (32); a 1.0-s horizon stepped on the spot at 2.0-2.7 steps/s, standing up in 2 of 3 seeds, in 82-85
+    # s a motion (2026-12-05, `rewardloop optimize --body myolegs --standing --reward step_in_place --horizon 1.0`).
+    "muscle": {**STANDING_PLANNERS["muscle"], "horizon_s": 1.0},
+}
+"""Actuator kind -> changes to its planner for motions made of steps that posture MPPI makes (a body whose gaits
+do not start from the scene's start state: `gaits_start`)."""
+
+GAITS_FROM_REST: dict[str, bool] = {"torque": True, "muscle": False}
+"""Actuator kind -> whether the body's shipped gaits start from rest. The humanoid's do (it steps on the spot and
+walks backward from rest with the gait planner). Every muscle-leg gait, found from a 1 m/s walking start, falls
+within 0.56-0.93 s from rest (and within about 1.0-1.2 s from a 0.3 or 0.6 m/s start): the first swing bends the
+knee of a leg that still bears half the weight; policy searches from rest (stepping on the spot, 3-6 s trials)
+settled on standing still or fell within 5-6 s (2026-12-05)."""
+
 TERRAIN_SEARCHES: dict[tuple[str, str], dict[str, Any]] = {
     # The muscle legs' stairs gait is on a knife edge: as found it climbs 6.95 m in 10 s on the 2-core machine, but
     # ±0.1 % noise on its parameters (or another CPU's arithmetic) makes it fall in 15 of 15 draws. With the
@@ -60,10 +77,13 @@ TERRAIN_SEARCHES: dict[tuple[str, str], dict[str, Any]] = {
 defaults (`search_for`)."""
 
 
-def planner_for(actuator_kind: str, terrain_kind: str, *, standing: bool = False) -> PlannerConfig:
-    """The planner settings for a kind of body on a kind of ground, for standing still when `standing`."""
+def planner_for(actuator_kind: str, terrain_kind: str, *, standing: bool = False,
+                stepping: bool = False) -> PlannerConfig:
+    """The planner settings for a kind of body on a kind of ground, for standing still when `standing`, for steps
+    posture MPPI makes when `stepping` (STEPPING_PLANNERS)."""
     changes = {**TERRAIN_PLANNERS.get((actuator_kind, terrain_kind), {}),
-               **(STANDING_PLANNERS.get(actuator_kind, {}) if standing else {})}
+               **(STANDING_PLANNERS.get(actuator_kind, {}) if standing else {}),
+               **(STEPPING_PLANNERS.get(actuator_kind, {}) if stepping else {})}
     return dataclasses.replace(BODY_PLANNERS[actuator_kind], **changes)
 
 
@@ -103,20 +123,30 @@ def search_for(actuator_kind: str, terrain_kind: str, search: SearchConfig) -> S
 
 
 def default_kind(scene: CompiledScene, *, locomotion: bool = True) -> str:
-    """The gait planner for locomotion on a body with a gait controller; posture-space MPPI otherwise."""
-    return "plan" if locomotion and controller_for(scene) is not None else "mppi"
+    """The gait planner for locomotion on a body with a gait controller whose gaits start from the scene's start
+    (`gaits_start`); posture-space MPPI otherwise."""
+    return "plan" if locomotion and controller_for(scene) is not None and gaits_start(scene) else "mppi"
+
+
+def gaits_start(scene: CompiledScene) -> bool:
+    """Whether the body's shipped gaits start from the scene's start state: a walking start, or rest where the
+    body's gaits start from rest (GAITS_FROM_REST)."""
+    return scene.scene.start_speed > 0 or GAITS_FROM_REST.get(scene.body.actuator_kind, True)
 
 
 def default_config(scene: CompiledScene, *, kind: str | None = None, duration_s: float = 10.0,
                    nthread: int | None = None, search: dict[str, Any] | None = None, standing: bool = False,
                    **planner: Any) -> OptimizerConfig:
     """The optimizer config for a scene's body and ground: `kind` (None: the gait planner where a gait controller
-    walks the body, else MPPI); the planner's settings for standing still where `standing`; `planner` overrides
+    walks the body from the scene's start, else MPPI); the planner's settings for standing still where `standing`,
+    for stepping where MPPI stands in for gaits that cannot start there (`gaits_start`); `planner` overrides
     PlannerConfig fields and `search` SearchConfig fields (None keeps them; the ground's settings, `search_for`,
     fill the fields left at their defaults)."""
-    base = planner_for(scene.body.actuator_kind, scene.scene.terrain.kind, standing=standing)
+    kind = kind or default_kind(scene)
+    stepping = not standing and kind == "mppi" and controller_for(scene) is not None and not gaits_start(scene)
+    base = planner_for(scene.body.actuator_kind, scene.scene.terrain.kind, standing=standing, stepping=stepping)
     changes = {name: value for name, value in planner.items() if value is not None}
     searching = {name: value for name, value in (search or {}).items() if value is not None}
     search_config = search_for(scene.body.actuator_kind, scene.scene.terrain.kind, SearchConfig(**searching))
-    return OptimizerConfig(kind=kind or default_kind(scene), planner=dataclasses.replace(base, **changes),
+    return OptimizerConfig(kind=kind, planner=dataclasses.replace(base, **changes),
                            search=search_config, duration_s=duration_s, nthread=nthread)

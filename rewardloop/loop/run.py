@@ -441,8 +441,9 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     controller, for every motion made of steps (forward and backward walks, turns, stepping on the spot) the gait
     planned against the candidate's reward (config.locomotion 'plan'; policy search warm-started from the shipped
     gaits, with the ground's search settings, keeps forward walks and turns with 'search' and leaves the rest to
-    MPPI); MPPI otherwise (standing still, motions the rules do not read as steps). The planner steps the humanoid
-    on the spot at 2.1-2.2 steps/s within 0.25 m and walks it 3.9 m backward in 10 s, no falls over 3 seeds, in
+    MPPI); MPPI otherwise (standing still, motions the rules do not read as steps, and steps from a start the body's
+    gaits cannot start from: the muscle legs from rest, `defaults.gaits_start`, with the stepping settings). The
+    planner steps the humanoid on the spot at 2.1-2.2 steps/s within 0.25 m and walks it 3.9 m backward in 10 s, no falls over 3 seeds, in
     31-46 s a motion, where posture-space MPPI's march drifted and flailed in 285-436 s
     (`benchmarks/results/beyond_forward_humanoid.json`)."""
     from rewardloop.control.defaults import default_kind, planner_for, search_for
@@ -459,7 +460,8 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     kind = default_kind(compile_scene(task.scene), locomotion=forward if config.locomotion == "search" else stepping)
     ground = get_body(task.scene.body).actuator_kind, task.scene.terrain.kind
     return OptimizerConfig(kind=config.locomotion if kind == "plan" else kind,
-                           planner=planner_for(*ground, standing=spec.stay_in_place),
+                           planner=planner_for(*ground, standing=spec.stay_in_place,
+                                               stepping=stepping and kind == "mppi"),
                            search=search_for(*ground, config.search), nthread=1)
 
 
