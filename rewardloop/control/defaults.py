@@ -51,8 +51,10 @@ STANDING_PLANNERS: dict[str, dict[str, Any]] = {
 STEPPING_PLANNERS: dict[str, dict[str, Any]] = {
     # Stepping on the spot or backward from rest on the muscle legs (posture MPPI, their gaits cannot start there:
     # GAITS_FROM_REST). Under the standing settings, a 0.5-s horizon, they stepped and fell at 1.9-2.8 s (16 samples)
-    # or 2.2-8.2 s (32); a 1.0-s horizon stepped on the spot at 2.0-2.7 steps/s, standing up in 2 of 3 seeds, in 82-85
-    # s a motion (2026-12-05, `rewardloop optimize --body myolegs --standing --reward step_in_place --horizon 1.0`).
+    # or 2.2-8.2 s (32); a 1.0-s horizon stepped on the spot at 1.7-2.7 steps/s, falling in 1 of 3 seeds (at 8.8 s),
+    # and walked 1.2-2.8 m backward, falling in 2 of 3, in 82-93 s a motion (2026-12-05, bench_beyond.py,
+    # benchmarks/results/beyond_forward_myolegs.json). On the spot, a 1.2-s horizon or 8 knots fell in 2 of 3 seeds,
+    # noise 0.04 in 3 of 3, 32 samples on 8-ms rollouts at 1.9 s (seed 0).
     "muscle": {**STANDING_PLANNERS["muscle"], "horizon_s": 1.0},
 }
 """Actuator kind -> changes to its planner for motions made of steps that posture MPPI makes (a body whose gaits

@@ -443,8 +443,8 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     gaits, with the ground's search settings, keeps forward walks and turns with 'search' and leaves the rest to
     MPPI); MPPI otherwise (standing still, motions the rules do not read as steps, and steps from a start the body's
     gaits cannot start from: the muscle legs from rest, `defaults.gaits_start`, with the stepping settings). The
-    planner steps the humanoid on the spot at 2.1-2.2 steps/s within 0.25 m and walks it 3.9 m backward in 10 s, no falls over 3 seeds, in
-    31-46 s a motion, where posture-space MPPI's march drifted and flailed in 285-436 s
+    planner steps the humanoid on the spot at 2.1-2.2 steps/s within 0.25 m and walks it 3.9 m backward in 10 s, no
+    falls over 3 seeds, in 31-46 s a motion, where posture-space MPPI's march drifted and flailed in 285-436 s
     (`benchmarks/results/beyond_forward_humanoid.json`)."""
     from rewardloop.control.defaults import default_kind, planner_for, search_for
     from rewardloop.sim.bodies import get_body
