@@ -311,10 +311,10 @@ def test_the_muscle_legs_climb_stairs_with_the_receding_horizon_planner_by_defau
     # the loop's default, the gait planner, looks as far ahead there
     planned = body_optimizer(get_task("walk-stairs", body="myolegs"), RunConfig())
     assert planned.kind == "plan" and planner_settings(planned, legs_on_stairs).horizon_s == 2.0
-    assert planner_settings(planned, legs_on_stairs).samples == 16  # the humanoid's gait planner looks at 32
+    assert planner_settings(planned, legs_on_stairs).samples == 16  # the humanoid's gait planner looks at 32, 2 s ahead
     humanoid_flat = compile_scene(Scene("humanoid", Terrain("flat")))
     humanoid = planner_settings(default_config(humanoid_flat, kind="plan"), humanoid_flat)
-    assert (humanoid.samples, humanoid.stay_weight) == (32, 2.0)
+    assert (humanoid.samples, humanoid.stay_weight, humanoid.horizon_s) == (32, 2.0, 2.0)
     assert planner_settings(planned, legs_on_stairs).stay_weight == STEERING_PLANNER.stay_weight == 3.0
     for body, kind, ground in (("myolegs", "muscle", "flat"), ("humanoid", "torque", "stairs")):  # elsewhere off
         assert default_config(compile_scene(Scene(body, Terrain(ground)))).search.receding is None

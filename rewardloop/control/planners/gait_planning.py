@@ -51,7 +51,7 @@ defaults (3 %, every parameter, stay cost 5, no pre-plan) keep a found gait on i
 left most asks where they were."""
 
 
-STEERING_CHANGES: dict[str, dict[str, Any]] = {"torque": {"samples": 32, "stay_weight": 2.0}}
+STEERING_CHANGES: dict[str, dict[str, Any]] = {"torque": {"samples": 32, "stay_weight": 2.0, "horizon_s": 2.0}}
 """Actuator kind -> changes to STEERING_PLANNER for that kind of body (the muscle legs take it as it is: 16
 candidates, a stay cost of 3; their candidate takes 45-60 s).
 
@@ -67,7 +67,13 @@ The humanoid's stay cost of 2 (3 elsewhere; 32 candidates both, 3 seeds, 2026-12
 walk in 2 of 3 seeds, against 1. The plain walk met all nine human-likeness targets in 3 of 3 seeds (12.19-12.35 m,
 hip peak 39.0-39.9°), against 2 of 3 (a hip peak of 40.1°). The cost: a high foot lift fell in 1 of 3 seeds, against
 none (benchmarks/results/steering_humanoid_plan.json, walking_humanoid_plan.json). A cost of 1 (probes of the two)
-moved the faster walk in 2 of 3 seeds and left the plain walk human-like in 1 of 3."""
+moved the faster walk in 2 of 3 seeds and left the plain walk human-like in 1 of 3.
+
+The humanoid's 2-s look-ahead (1.5 s elsewhere; 2026-12-05): with 1.5 s the higher foot lift (the canonical walk plus
+a clearance of at least 0.15 m at weight 300) kicked the foot to 0.63 m and fell at 6.2 s in seed 1; with 2 s it
+lifted to 0.16-0.21 m without a fall in seeds 0-2, in 19 s a motion instead of 16 (the steering benchmark's ask
+alone, `bench.steer.locomotion_optimizer("plan")`). Neighbours that move one parameter instead of two kicked to 0.89 m
+and fell."""
 
 
 def planner_settings(config: OptimizerConfig, scene: CompiledScene) -> RecedingConfig:
