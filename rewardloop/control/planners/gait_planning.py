@@ -78,14 +78,15 @@ and fell."""
 
 def planner_settings(config: OptimizerConfig, scene: CompiledScene) -> RecedingConfig:
     """The receding planner this optimizer runs: config.gait_planner, else STEERING_PLANNER with the body's changes
-    (STEERING_CHANGES) and the ground's horizon (`defaults.receding_for`: 2 s on the muscle legs' stairs)."""
+    (STEERING_CHANGES) and the ground's horizon (`defaults.receding_for`: 2 s on the muscle legs' stairs) where the
+    body's changes name none (the humanoid looks 2 s ahead on every ground)."""
     if config.gait_planner is not None:
         return config.gait_planner
     from rewardloop.control.defaults import receding_for
 
     kind = scene.body.actuator_kind
     ground = receding_for(kind, scene.scene.terrain.kind)
-    return dataclasses.replace(STEERING_PLANNER, horizon_s=ground.horizon_s, **STEERING_CHANGES.get(kind, {}))
+    return dataclasses.replace(STEERING_PLANNER, **{"horizon_s": ground.horizon_s, **STEERING_CHANGES.get(kind, {})})
 
 
 def plan_gait_motion(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,
