@@ -156,7 +156,6 @@ class BuiltinCritic:
         return "tie" if abs(score_a - score_b) < BUILTIN_TIE else ("a" if score_a > score_b else "b")
 
 
-
 def _critique_manipulation(manipulation: Any, observation: Observation) -> Critique:
     """The builtin critique of an object task: the object checks, worst first."""
     from rewardloop.critic.manipulation import judge_manipulation
