@@ -264,6 +264,23 @@ def test_the_ankle_strategy_keeps_the_muscle_legs_standing_where_their_start_pos
     assert PostureMuscle(scene, MuscleGains(), planning_dt=None).balance is None  # none unless asked (a hand)
 
 
+class KneesUp:
+    """A reward for bending the left knee 1 rad: the plan must leave the start posture to earn it."""
+
+    def __call__(self, features: Features) -> RewardEval:
+        return RewardEval({"knee": -((features.left_knee_flexion - 1.0) ** 2)}, {"knee": 1.0})
+
+
+def test_a_leaking_plan_leaves_the_start_posture_less(humanoid_flat):
+    """With the plan pulled half way back to the start at each replan, the knee the reward asks to bend bends less."""
+    bend = []
+    for leak in (0.0, 0.5):
+        planner = dataclasses.replace(TINY, leak=leak)
+        motion = optimize(humanoid_flat, KneesUp(), OptimizerConfig(planner=planner, duration_s=0.2, nthread=1), seed=0)
+        bend.append(float(motion.rollouts.features(humanoid_flat).left_knee_flexion[0, -1]))
+    assert bend[0] > bend[1] + 0.4  # 1.04 against 0.17 rad (2026-12-06)
+
+
 def test_predictive_sampling_baseline_runs(humanoid_flat):
     seen = []
     config = OptimizerConfig(kind="predictive", planner=TINY, duration_s=0.05, nthread=1)
@@ -273,7 +290,8 @@ def test_predictive_sampling_baseline_runs(humanoid_flat):
 
 
 @pytest.mark.parametrize("changes", [dict(samples=1), dict(horizon_s=0), dict(elite_fraction=1.5),
-                                     dict(noise=0.01, min_noise=0.1), dict(replan_every=0)])
+                                     dict(noise=0.01, min_noise=0.1), dict(replan_every=0), dict(leak=1.0),
+                                     dict(leak=-0.1)])
 def test_bad_planner_config(changes):
     with pytest.raises(UserError):
         PlannerConfig(**changes)
@@ -346,7 +364,7 @@ def test_the_loop_plans_steps_for_every_motion_made_of_them():
     for text in ("step in place", "walk backward"):
         legs = body_optimizer(task_from_description(text, "myolegs"), RunConfig())
         assert legs.kind == "mppi" and legs.planner == planner_for("muscle", "flat", stepping=True)
-        assert legs.planner.horizon_s == 1.0 and legs.planner.muscle.balance == 4.0
+        assert legs.planner.horizon_s == 1.0 and legs.planner.muscle.balance == 4.0 and legs.planner.leak == 0.01
     assert body_optimizer(task_from_description("walk forward", "myolegs"), RunConfig()).kind == "plan"
 
 

@@ -42,6 +42,9 @@ class PlannerConfig:
     """Lower bound of the noise, as a fraction of each target's range."""
     temperature: float = 0.2
     """MPPI temperature, relative to the spread of elite returns."""
+    leak: float = 0.0
+    """Fraction of the way back to the start the plan moves at each replan, after its update: a plan wanders away
+    from the start posture only as far as the reward keeps paying for (0: never pulled back)."""
     pd: PDGains = field(default_factory=PDGains)
     """Low-level PD gains of torque bodies."""
     muscle: MuscleGains = field(default_factory=MuscleGains)
@@ -58,6 +61,7 @@ class PlannerConfig:
             "iterations must be at least 1": self.iterations >= 1,
             "noise must be positive and min_noise within [0, noise]": 0 <= self.min_noise <= self.noise > 0,
             "temperature must be positive": self.temperature > 0,
+            "leak must be in [0, 1)": 0 <= self.leak < 1,
         }
         problems = [message for message, ok in checks.items() if not ok]
         if problems:

@@ -54,8 +54,11 @@ STEPPING_PLANNERS: dict[str, dict[str, Any]] = {
     # or 2.2-8.2 s (32); a 1.0-s horizon stepped on the spot at 1.7-2.7 steps/s, falling in 1 of 3 seeds (at 8.8 s),
     # and walked 1.2-2.8 m backward, falling in 2 of 3, in 82-93 s a motion (2026-12-05, bench_beyond.py,
     # benchmarks/results/beyond_forward_myolegs.json). On the spot, a 1.2-s horizon or 8 knots fell in 2 of 3 seeds,
-    # noise 0.04 in 3 of 3, 32 samples on 8-ms rollouts at 1.9 s (seed 0).
-    "muscle": {**STANDING_PLANNERS["muscle"], "horizon_s": 1.0},
+    # noise 0.04 in 3 of 3, 32 samples on 8-ms rollouts at 1.9 s (seed 0). Their plans wandered into splits and
+    # twists (feet up to 1 m apart, the pelvis turned 90 degrees): with the plan pulled 1 % of the way back to the
+    # start posture at each replan (`leak`, every 40 ms) none fell on the spot, always within 0.25 m, at 1.8-2.8
+    # steps/s; backward it fell in 2 of 3 (0.8-3.0 m; 3 % fell in 3 of 3), 2026-12-06, seeds 0-2.
+    "muscle": {**STANDING_PLANNERS["muscle"], "horizon_s": 1.0, "leak": 0.01},
 }
 """Actuator kind -> changes to its planner for motions made of steps that posture MPPI makes (a body whose gaits
 do not start from the scene's start state: `gaits_start`)."""

@@ -3,8 +3,9 @@
 A plan is K knots of targets [K, J] spread evenly over the horizon and linearly interpolated per step. Each
 planning iteration perturbs the current plan with Gaussian noise normalised by each target's range (sample 0
 keeps the plan unperturbed), rolls every sample out in one batched call, scores all of them with one
-vectorized reward call, and updates the plan from the elite set. The first `replan_every` steps of the plan
-are then executed on the body's own physics, and the plan is shifted forward in time (warm start).
+vectorized reward call, and updates the plan from the elite set. The plan then moves `leak` of the way back to the
+start, its first `replan_every` steps are executed on the body's own physics, and it is shifted forward in time
+(warm start).
 """
 
 from __future__ import annotations
@@ -141,12 +142,14 @@ class RecedingHorizon:
             progress: Callable[[Progress], None] | None = None) -> Rollouts:
         """Execute `nstep` steps of the body's own physics from its initial state, replanning as it goes."""
         state = executor.scene.initial_state
-        plan = np.repeat(self.plant.start(state)[None], self.config.knots, axis=0)
+        start = self.plant.start(state)
+        plan = np.repeat(start[None], self.config.knots, axis=0)
         self.scale = self.base_scale.copy()
         dt, parts, done = executor.scene.dt, [], 0
         while done < nstep:
             for _ in range(self.config.iterations):
                 plan, _ = self.improve(planner, state, plan)
+            plan = plan + self.config.leak * (start - plan)
             count = min(self.config.replan_every, nstep - done)
             targets = interpolate(plan[None], self.config.horizon_s, np.arange(count) * dt)
             part = self.plant.execute(executor, state, targets)
