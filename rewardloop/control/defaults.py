@@ -57,7 +57,8 @@ STEPPING_PLANNERS: dict[str, dict[str, Any]] = {
     # noise 0.04 in 3 of 3, 32 samples on 8-ms rollouts at 1.9 s (seed 0). Their plans wandered into splits and
     # twists (feet up to 1 m apart, the pelvis turned 90 degrees): with the plan pulled 1 % of the way back to the
     # start posture at each replan (`leak`, every 40 ms) none fell on the spot, always within 0.25 m, at 1.8-2.8
-    # steps/s; backward it fell in 2 of 3 (0.8-3.0 m; 3 % fell in 3 of 3), 2026-12-06, seeds 0-2.
+    # steps/s; backward it fell in 2 of 3 (0.8-2.95 m; 3 % fell in 3 of 3), 2026-12-06, seeds 0-2
+    # (beyond_forward_myolegs.json).
     "muscle": {**STANDING_PLANNERS["muscle"], "horizon_s": 1.0, "leak": 0.01},
 }
 """Actuator kind -> changes to its planner for motions made of steps that posture MPPI makes (a body whose gaits
