@@ -33,7 +33,7 @@ def scene_arguments(parser: argparse.ArgumentParser) -> None:
                         help="weaken a muscle group, e.g. left_plantarflexors=0.3 (repeatable)")
     parser.add_argument("--start-speed", type=float, default=None,
                         help="forward speed at the start in m/s (default: the walking start for locomotion, rest "
-                             "for standing still; 0 stands)")
+                             "for standing still, stepping in place and walking backward; 0 stands)")
 
 
 def scene_from_args(args: argparse.Namespace, *, start_speed: float | None = None) -> Scene:

@@ -36,6 +36,17 @@ def test_optimize_standing_uses_the_standing_settings(tmp_path, capsys):
     np.testing.assert_array_equal(Trajectory.load(tmp_path).rollouts.initial_state[0], rest)
 
 
+def test_optimize_steps_in_place_from_rest_as_the_loop_does(tmp_path, capsys):
+    # the canonical step_in_place (and stand and walk_backward) start from rest, as the loop's tasks for them do: from
+    # the walking start the muscle legs' gait planner stepped about and fell at 4 s (seed 0, 2026-12-06)
+    code = main(["optimize", "--body", "myolegs", "--reward", "step_in_place", "--duration", "0.02", "--samples", "2",
+                 "--threads", "1", "--out", str(tmp_path)])
+    summary = json.loads(capsys.readouterr().out)
+    assert code == 0 and summary["optimizer"] == "mppi" and summary["planner"]["leak"] == 0.01  # the stepping settings
+    rest = compile_scene(Scene("myolegs", Terrain("flat"))).initial_state
+    np.testing.assert_array_equal(Trajectory.load(tmp_path).rollouts.initial_state[0], rest)
+
+
 @pytest.mark.parametrize("argv, message", [
     (["--reward", "nonexistent_reward"], "is neither a canonical reward"),
     (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, plan, predictive, search"),

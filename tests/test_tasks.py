@@ -10,7 +10,7 @@ from rewardloop.cli import main
 from rewardloop.control.metrics import TaskMetrics
 from rewardloop.errors import UserError
 from rewardloop.loop.design import trusted_source
-from rewardloop.reward.canonical import CANONICAL, SPEED_CANONICALS, canonical
+from rewardloop.reward.canonical import CANONICAL, FROM_REST, SPEED_CANONICALS, canonical
 from rewardloop.sim.terrain import Terrain
 from rewardloop.tasks import HAND_BODIES, INJURIES, TASK_BODIES, TASKS, Task, get_task, task_from_description
 
@@ -101,3 +101,12 @@ def test_a_pace_in_words_sets_the_canonical_walks_target_speed(text, speed):
     assert task.canonical == "walk" and task.metric == "distance" and task.forward_speed == speed
     assert task.canonical_program().hash == canonical("walk", speed=speed).hash != canonical("walk").hash
     assert task_from_description("turn left quickly", "myolegs").forward_speed is None
+
+
+def test_the_canonical_rewards_from_rest_are_those_of_the_tasks_that_start_there():
+    """`rewardloop optimize` starts FROM_REST's rewards from rest because the loop's tasks asking for them do."""
+    for text in ("stand still", "step in place", "walk backward", "walk forward", "turn left"):
+        task = task_from_description(text, "myolegs")
+        assert (task.canonical in FROM_REST) == (task.scene.start_speed == 0.0), text
+    assert {task_from_description(t, "humanoid").canonical for t in ("stand still", "step in place",
+                                                                    "walk backward")} == set(FROM_REST)

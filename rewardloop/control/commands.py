@@ -157,11 +157,13 @@ def _optimize(args: argparse.Namespace) -> int:
     from rewardloop.control.defaults import default_config
     from rewardloop.control.optimizer import Progress, optimize
     from rewardloop.reward import load_reward
+    from rewardloop.reward.canonical import FROM_REST
     from rewardloop.sim.scene import compile_scene
 
     positive_number(args.duration, flag="--duration")
     writable_directory(args.out, flag="--out")  # before optimizing, not after
-    scene = compile_scene(scene_from_args(args, start_speed=0.0 if args.standing else None))  # standing: from rest
+    from_rest = args.standing or args.reward in FROM_REST  # as the loop's tasks for these motions start
+    scene = compile_scene(scene_from_args(args, start_speed=0.0 if from_rest else None))
     config = default_config(scene, kind=args.optimizer or ("mppi" if args.standing else None),
                             duration_s=args.duration, nthread=args.threads, standing=args.standing,
                             samples=args.samples, horizon_s=args.horizon,

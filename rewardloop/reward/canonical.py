@@ -226,6 +226,10 @@ CANONICAL: dict[str, str] = {
 }
 """Task name -> program source."""
 
+FROM_REST = ("stand", "step_in_place", "walk_backward")
+"""Canonical rewards of motions that start from rest, as the loop's tasks asking for them do
+(`tasks.task_from_description`); the walks and turns start at the walking start."""
+
 
 _HOLD = '''
 def reach(f):
