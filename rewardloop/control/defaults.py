@@ -140,6 +140,12 @@ def gaits_start(scene: CompiledScene) -> bool:
     return scene.scene.start_speed > 0 or GAITS_FROM_REST.get(scene.body.actuator_kind, True)
 
 
+def mppi_steps(scene: CompiledScene, kind: str) -> bool:
+    """Whether optimizer `kind` on `scene` is posture MPPI standing in for a gait controller whose gaits cannot start
+    there (`gaits_start`): the motions made of steps that STEPPING_PLANNERS' settings are for."""
+    return kind == "mppi" and controller_for(scene) is not None and not gaits_start(scene)
+
+
 def default_config(scene: CompiledScene, *, kind: str | None = None, duration_s: float = 10.0,
                    nthread: int | None = None, search: dict[str, Any] | None = None, standing: bool = False,
                    **planner: Any) -> OptimizerConfig:
@@ -149,8 +155,8 @@ def default_config(scene: CompiledScene, *, kind: str | None = None, duration_s:
     PlannerConfig fields and `search` SearchConfig fields (None keeps them; the ground's settings, `search_for`,
     fill the fields left at their defaults)."""
     kind = kind or default_kind(scene)
-    stepping = not standing and kind == "mppi" and controller_for(scene) is not None and not gaits_start(scene)
-    base = planner_for(scene.body.actuator_kind, scene.scene.terrain.kind, standing=standing, stepping=stepping)
+    base = planner_for(scene.body.actuator_kind, scene.scene.terrain.kind, standing=standing,
+                       stepping=not standing and mppi_steps(scene, kind))
     changes = {name: value for name, value in planner.items() if value is not None}
     searching = {name: value for name, value in (search or {}).items() if value is not None}
     search_config = search_for(scene.body.actuator_kind, scene.scene.terrain.kind, SearchConfig(**searching))
