@@ -111,6 +111,22 @@ def test_a_walk_that_passes_every_check_is_pointed_at_the_one_furthest_from_full
     assert [s.term for s in suggested_edits([*passing, lean])] == ["upright"]  # a failing check's edits come alone
 
 
+def test_within_a_tie_the_builtin_critic_prefers_the_motion_that_succeeds(humanoid_flat, motions):
+    class Scored(BuiltinCritic):  # the rules' verdicts stood in for, to set scores a few hundredths apart
+        def critique_observation(self, description, observation, *, spec=None):
+            score, success = verdicts[observation.metrics.distance > 0.1]
+            return Critique(success=success, score=score, summary="", critic="builtin")
+
+    push, stand = observe(humanoid_flat, motions["push"]), observe(humanoid_flat, motions["stand"])
+    assert push.metrics.distance > 0.1 > stand.metrics.distance
+    verdicts = {True: (9.86, True), False: (9.88, False)}  # the pushed motion succeeds, 0.02 below
+    assert Scored().compare("walk forward", push, stand) == "a" and Scored().compare("walk", stand, push) == "b"
+    verdicts = {True: (9.86, True), False: (9.88, True)}
+    assert Scored().compare("walk forward", push, stand) == "tie"  # both succeed: the loop's metric decides
+    verdicts = {True: (9.6, True), False: (9.88, False)}
+    assert Scored().compare("walk forward", push, stand) == "b"  # beyond the tie, the score decides
+
+
 def test_builtin_critic_judges_standing_and_fails_standing_for_a_walk(humanoid_flat, motions):
     stand = BuiltinCritic().critique("stand still", humanoid_flat, motions["stand"])
     # upright, in place, no step: every physics check passes; unpowered, its hands drop 0.4 m in 0.3 s, which a
