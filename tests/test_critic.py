@@ -12,11 +12,9 @@ from fakeserver import ScriptedChatServer, chat_reply
 
 from rewardloop.cli import main
 from rewardloop.control.metrics import batch_metrics
-from rewardloop.critic import BuiltinCritic, Critic, CriticConfig, Critique, make_critic, observe, suggested_edits
-from rewardloop.critic.critique import Issue, Suggestion
+from rewardloop.critic import BuiltinCritic, Critic, CriticConfig, Critique, make_critic, observe
 from rewardloop.critic.media import Media
 from rewardloop.critic.physics import descriptor_arrays, physics_descriptors, targets_from_description
-from rewardloop.critic.rules import Finding
 from rewardloop.errors import UserError
 from rewardloop.models.base import Completion, Video
 from rewardloop.models.client import RetryPolicy, make_backend
@@ -99,16 +97,6 @@ def test_builtin_critic_asks_for_straight_knees_only_when_described(humanoid_fla
     assert extension and extension[0].action == "add" and extension[0].params == {"stance_only": True}
     plain = BuiltinCritic().critique("walk forward", humanoid_flat, motions["push"])
     assert not any(s.term == "knee_extension" for s in plain.suggestions)
-
-
-def test_a_walk_that_passes_every_check_is_pointed_at_the_one_furthest_from_full_marks():
-    cadence = Suggestion("cadence_band", "add", "step at 90-110 steps/min", {"low": 1.5, "high": 1.83})
-    clearance = Suggestion("foot_clearance", "add", "lift the feet", {"target": 0.05})
-    passing = [Finding("scuffing", 0.98, 0.5, suggestions=(clearance,)), Finding("upright", 1.0, 2.0),
-               Finding("shuffling", 0.86, 1.5, suggestions=(cadence,))]
-    assert suggested_edits(passing) == (cadence, clearance)  # worst first: 1.5 × 0.14 against 0.5 × 0.02
-    lean = Finding("upright", 0.5, 2.0, Issue("torso", "leans"), (Suggestion("upright", "increase", "stand up"),))
-    assert [s.term for s in suggested_edits([*passing, lean])] == ["upright"]  # a failing check's edits come alone
 
 
 def test_within_a_tie_the_builtin_critic_prefers_the_motion_that_succeeds(humanoid_flat, motions):

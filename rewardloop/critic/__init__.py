@@ -146,8 +146,8 @@ class BuiltinCritic:
         settled = {gate.check for gate in judgement.gates}
         issues = tuple(gate.issue for gate in judgement.gates) + tuple(
             f.issue for f in _worst_first(judgement.findings) if f.issue is not None and f.check not in settled)
-        return Critique(success=judgement.success, score=judgement.score, issues=issues,
-                        suggestions=suggested_edits(judgement.findings),
+        suggestions = _unique(s for f in _worst_first(judgement.findings) for s in f.suggestions if s.term in TERMS)
+        return Critique(success=judgement.success, score=judgement.score, issues=issues, suggestions=suggestions,
                         summary=_summary(targets.understood, judgement), critic=BUILTIN_LABEL)
 
     def compare(self, description: str, a: Observation, b: Observation, *,
@@ -167,19 +167,9 @@ def _critique_manipulation(manipulation: Any, observation: Observation) -> Criti
 
     judgement = judge_manipulation(manipulation, observation.descriptors)
     issues = tuple(f.issue for f in _worst_first(judgement.findings) if f.issue is not None)
-    return Critique(success=judgement.success, score=judgement.score, issues=issues,
-                    suggestions=suggested_edits(judgement.findings),
+    suggestions = _unique(s for f in _worst_first(judgement.findings) for s in f.suggestions if s.term in TERMS)
+    return Critique(success=judgement.success, score=judgement.score, issues=issues, suggestions=suggestions,
                     summary=_summary((manipulation.describe(),), judgement), critic=BUILTIN_LABEL)
-
-
-def suggested_edits(findings: Sequence[Finding]) -> tuple[Suggestion, ...]:
-    """The failing checks' suggested edits, worst first; where every check passes, the edits of those below full
-    marks (a passing walk's quickish steps), so that the designer still has a direction. Without them the builtin
-    designer could only reweight at random: in the small bench (2026-12-05) the muscle legs' walk met every
-    target, no edit beat it, and the loop's best stayed the canonical walk on 9 of 12 seed pairs."""
-    ranked = _worst_first(findings)
-    failing = _unique(s for f in ranked if f.issue is not None for s in f.suggestions if s.term in TERMS)
-    return failing or _unique(s for f in ranked for s in f.suggestions if s.term in TERMS)
 
 
 def _unique(suggestions: Any) -> tuple[Suggestion, ...]:
@@ -198,9 +188,7 @@ def _summary(understood: Sequence[str], judgement: Judgement) -> str:
     """What the rules understood, the score, and the gates and worst issues (body part: problem)."""
     failing = [f"{f.issue.part}: {f.issue.problem}" for f in _worst_first(judgement.findings) if f.issue is not None]
     gates = [g.reason for g in judgement.gates]
-    room = [f"{f.check} {f.score:.2f}" for f in _worst_first(judgement.findings) if f.suggestions and f.issue is None]
-    verdict = "; ".join(gates + failing[:5]) or "meets every target the rules check" + (
-        f"; below full marks: {', '.join(room[:3])}" if room else "")
+    verdict = "; ".join(gates + failing[:5]) or "meets every target the rules check"
     return (f"Builtin critic (rules over physics measurements, not a vision model). Understood: "
             f"{', '.join(understood) or 'nothing specific'}. Score {judgement.score:.1f}/10: {verdict}.")
 

@@ -108,11 +108,10 @@ def _grade(value: float, target: float, fault: float) -> float:
 
 def _finding(name: str, score: float, fired: bool, meets: bool, issue: Issue,
              suggestions: tuple[Suggestion, ...]) -> Finding:
-    """A gait check's Finding: capped at half marks when its detector fired; issue and edits unless human-like. A
-    human-like check below full marks keeps its edits without an issue: the room a passing walk has left."""
+    """A gait check's Finding: capped at half marks when its detector fired; issue and edits unless human-like."""
     score = min(score, 0.5) if fired else score
     if meets and not fired:
-        return Finding(name, score, GAIT_WEIGHTS[name], suggestions=suggestions if score < 1.0 else ())
+        return Finding(name, score, GAIT_WEIGHTS[name])
     return Finding(name, score, GAIT_WEIGHTS[name], issue, suggestions, meets=False)
 
 
