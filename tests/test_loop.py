@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -59,6 +60,20 @@ def test_loop_records_every_candidate_and_decision(finished_run):
     kinds = [e.kind for e in events]
     assert kinds[0] == "run" and kinds[-1] == "stop" and kinds.count("iteration") == 2
     assert kinds.count("progress") > 0  # planner progress came back from the worker processes
+
+
+def test_a_motion_that_meets_the_tasks_success_rule_beats_one_that_does_not(finished_run):
+    from rewardloop.loop.run import _Loop
+
+    store = finished_run[0]
+    loop, task = _Loop(store, lambda event: None), get_task("walk-flat")
+    real = store.candidates(0)[0]
+    far, near = (dataclasses.replace(real, metrics={**real.metrics, "distance": d, "fell": False})
+                 for d in (task.success + 0.5, task.success - 0.5))
+    assert loop._duel(far, near) == ("challenger", "task") and loop._duel(near, far) == ("incumbent", "task")
+    fallen = dataclasses.replace(far, fell=True, metrics={**far.metrics, "fell": True})
+    assert loop._duel(fallen, near) == ("incumbent", "fall")  # a fall still comes first
+    loop.close()
 
 
 def test_finished_run_is_listed_and_reported(finished_run, capsys):

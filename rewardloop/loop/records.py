@@ -113,7 +113,7 @@ class Comparison:
     winner: str
     """'challenger' or 'incumbent'."""
     by: str
-    """What decided: 'only', 'fall', 'critic' or 'metric'."""
+    """What decided: 'only', 'fall', 'task' (its success rule), 'critic' or 'metric'."""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

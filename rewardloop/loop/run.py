@@ -6,8 +6,9 @@
 Iteration 0 evaluates the task's canonical reward alone when it has one (else the designer's first K
 programs). Each later iteration the designer proposes K programs from the best so far, its critique and its
 per-term statistics; each candidate is checked, optimized (a model's program in the sandbox), rolled out,
-rendered and critiqued. Selection: a fall loses (physics gate), then the critic's pairwise comparison with
-the best so far, then the task metric breaks a tie. Everything finished is on disk before the next step
+rendered and critiqued. Selection: a fall loses (physics gate), then a motion that meets the task's success rule
+beats one that does not, then the critic's pairwise comparison with the best so far, then the task metric breaks a
+tie. Everything finished is on disk before the next step
 starts, so `run_loop` on a reopened store continues where a crash, kill or Ctrl-C left off.
 """
 
@@ -388,6 +389,8 @@ class _Loop:
             return "challenger", "only"
         if challenger.fell != incumbent.fell:
             return ("incumbent" if challenger.fell else "challenger"), "fall"
+        if self._achieved(challenger) != self._achieved(incumbent):  # the numbers the task asks for come first
+            return ("challenger" if self._achieved(challenger) else "incumbent"), "task"
         try:
             verdict = self.models.compare(self._trajectory(challenger.key), self._trajectory(incumbent.key),
                                           self.store.candidate_dir(*challenger.key) / VIDEO_FILE,
@@ -401,6 +404,10 @@ class _Loop:
             return ("challenger" if verdict == "a" else "incumbent"), "critic"
         better = (challenger.task_score or 0.0) > (incumbent.task_score or 0.0)
         return ("challenger" if better else "incumbent"), "metric"
+
+    def _achieved(self, candidate: CandidateRecord) -> bool:
+        """The candidate's motion meets the task's success rule (e.g. a speed within 0.12 m/s of the one asked)."""
+        return candidate.metrics is not None and self.task.achieved(TaskMetrics(**candidate.metrics))
 
     # ---- accounting and display --------------------------------------------------------------------------
 
