@@ -66,10 +66,10 @@ def test_a_motion_that_meets_the_tasks_success_rule_beats_one_that_does_not(fini
     from rewardloop.loop.run import _Loop
 
     store = finished_run[0]
-    loop, task = _Loop(store, lambda event: None), get_task("walk-flat")
-    real = store.candidates(0)[0]
-    far, near = (dataclasses.replace(real, metrics={**real.metrics, "distance": d, "fell": False})
-                 for d in (task.success + 0.5, task.success - 0.5))
+    loop = _Loop(store, lambda event: None)
+    real, success = store.candidates(0)[0], loop.task.success  # walk-flat: a distance
+    far, near = (dataclasses.replace(real, fell=False, metrics={**real.metrics, "distance": d, "fell": False})
+                 for d in (success + 0.5, success - 0.5))
     assert loop._duel(far, near) == ("challenger", "task") and loop._duel(near, far) == ("incumbent", "task")
     fallen = dataclasses.replace(far, fell=True, metrics={**far.metrics, "fell": True})
     assert loop._duel(fallen, near) == ("incumbent", "fall")  # a fall still comes first

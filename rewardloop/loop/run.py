@@ -8,8 +8,8 @@ programs). Each later iteration the designer proposes K programs from the best s
 per-term statistics; each candidate is checked, optimized (a model's program in the sandbox), rolled out,
 rendered and critiqued. Selection: a fall loses (physics gate), then a motion that meets the task's success rule
 beats one that does not, then the critic's pairwise comparison with the best so far, then the task metric breaks a
-tie. Everything finished is on disk before the next step
-starts, so `run_loop` on a reopened store continues where a crash, kill or Ctrl-C left off.
+tie. Everything finished is on disk before the next step starts, so `run_loop` on a reopened store continues where
+a crash, kill or Ctrl-C left off.
 """
 
 from __future__ import annotations
