@@ -16,7 +16,7 @@ from rewardloop.cli import main
 from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig
 from rewardloop.loop.config import PRESETS, RunConfig
 from rewardloop.loop.records import CandidateStatus, IterationStatus, StopReason
-from rewardloop.loop.run import run_loop, start_run
+from rewardloop.loop.run import DECIDERS, run_loop, start_run
 from rewardloop.loop.store import FORMAT_VERSION, RunStore, list_runs
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.render import RenderConfig
@@ -48,6 +48,7 @@ def test_loop_records_every_candidate_and_decision(finished_run):
     # Each evaluated candidate of iteration 1 challenged the best in turn.
     evaluated = [c for c in store.candidates(1) if c.status == CandidateStatus.EVALUATED]
     assert [c.challenger for c in second.comparisons] == [c.key for c in evaluated]
+    assert any(f"by {DECIDERS[c.by]}" in second.reason for c in second.comparisons)  # what decided, in words
     assert result.best is not None and result.best.key == second.best
     for c in evaluated:  # 0.4 s of simulated time, scored, critiqued, rendered
         folder = store.candidate_dir(*c.key)

@@ -94,6 +94,10 @@ def run_loop(store: RunStore, *, on_event: EventHandler | None = None) -> LoopRe
         loop.close()
 
 
+DECIDERS = {"only": "being the only one", "fall": "a fall", "task": "the task's success rule", "critic": "the critic",
+            "metric": "the task metric"}
+"""What decided a comparison (Comparison.by), in the words of an iteration's reason."""
+
 CALLS_FILE = "calls.jsonl"
 """The run's journal of paid model calls (one JSON line each, appended as each call is made)."""
 
@@ -362,7 +366,8 @@ class _Loop:
     # ---- selection ---------------------------------------------------------------------------------------
 
     def _select(self, index: int) -> tuple[IterationStatus, CandidateRecord | None, list[Comparison], str]:
-        """Challenge the best so far with each evaluated candidate in turn: fall, then critic, then metric."""
+        """Challenge the best so far with each evaluated candidate in turn: fall, then the task's success rule, then
+        critic, then metric."""
         best, comparisons = self.progress.best, []
         challengers = [c for c in self.store.candidates(index) if c.status == CandidateStatus.EVALUATED]
         for challenger in challengers:
@@ -375,11 +380,11 @@ class _Loop:
         if best is not None and best.iteration == index:
             last = next(c for c in reversed(comparisons) if c.challenger == best.key and c.winner == "challenger")
             reason = (f"candidate {best.index} became the best"
-                      + (f", beating iteration {last.incumbent[0]} candidate {last.incumbent[1]} by {last.by}"
+                      + (f", beating iteration {last.incumbent[0]} candidate {last.incumbent[1]} by {DECIDERS[last.by]}"
                          if last.incumbent else " (first evaluated)"))
             return IterationStatus.IMPROVED, best, comparisons, reason
         assert best is not None
-        bys = ", ".join(sorted({c.by for c in comparisons}))
+        bys = ", ".join(sorted({DECIDERS[c.by] for c in comparisons}))
         return (IterationStatus.KEPT, best, comparisons,
                 f"iteration {best.iteration} candidate {best.index} stays the best (decided by {bys})")
 
