@@ -394,8 +394,9 @@ class _Loop:
             return "challenger", "only"
         if challenger.fell != incumbent.fell:
             return ("incumbent" if challenger.fell else "challenger"), "fall"
-        if self._achieved(challenger) != self._achieved(incumbent):  # the numbers the task asks for come first
-            return ("challenger" if self._achieved(challenger) else "incumbent"), "task"
+        achieved = self._achieved(challenger)
+        if achieved != self._achieved(incumbent):  # the numbers the task asks for come first
+            return ("challenger" if achieved else "incumbent"), "task"
         try:
             verdict = self.models.compare(self._trajectory(challenger.key), self._trajectory(incumbent.key),
                                           self.store.candidate_dir(*challenger.key) / VIDEO_FILE,
