@@ -339,6 +339,10 @@ class BuiltinDesigner:
 
     Candidates, in order: every suggestion applied (weights ×2); every suggestion applied strongly (×4) with
     conflicting terms dropped; each suggestion alone; then random log-normal weight perturbations of the first.
+    A motion the critic passes with nothing to fix, in a task that travels, first gets its travel pushed: the terms
+    that reward it (`travel_terms`) weighted ×2, since the task's metric (distance, or the distance from a stated
+    speed) then decides between motions the critic ties. The perturbations are drawn per run seed and per iteration
+    (the number of edits tried), and no program is proposed twice in a run.
     """
 
     name = "builtin"
@@ -360,13 +364,20 @@ class BuiltinDesigner:
             plans.append(("apply every suggestion strongly, drop conflicting terms: " + _describe(usable),
                           [Edit(s, 4.0) for s in usable], True))
             plans += [(f"only {_describe([s])}: {s.reason}", [Edit(s, 2.0)], False) for s in usable]
-        seen, proposals = {context.program.hash} if context.program else set(), list[Proposal]()
+        elif critique.success and _travels(context):
+            push = [Suggestion(name, "increase", "push the travel the task scores") for name in travel_terms(program)]
+            if push:
+                plans.append(("the motion passes every check, push its travel: " + _describe(push),
+                              [Edit(s, 2.0) for s in push], False))
+        seen = {context.program.hash} if context.program else set()
+        seen |= {record.program_hash for record in context.history}
+        proposals = list[Proposal]()
         if context.program is None:
             self._add(proposals, seen, k, "starting program: library terms chosen from the description by rules",
                       lambda: program)
         for rationale, edits, drop in plans:
             self._add(proposals, seen, k, rationale, functools.partial(self._edited, program, edits, drop))
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(self.seed + 1000 * len(context.history))  # the form of the candidates' seeds
         base = proposals[0].program if proposals and proposals[0].program else program
         for _ in range(20 * k):
             if len(proposals) >= k:
@@ -408,6 +419,26 @@ class BuiltinDesigner:
             out.append(p if ok else Proposal(None, p.rationale, "failed", tuple(report.problems if report else ()),
                                              0, p.designer))
         return out
+
+
+_VELOCITY = frozenset({"com_vel", "forward_vel"})
+_TIME = frozenset({"time", "standing_height"})
+
+
+def travel_terms(program: RewardProgram) -> list[str]:
+    """The program's terms that reward travel: the library's forward_velocity and velocity_tracking, and terms of
+    its own code that read only the body's velocity (and the time or standing height), such as the canonical walks'
+    `speed`."""
+    own = {name for name, (reads, calls) in term_reads(program).items()
+           if not calls and reads & _VELOCITY and reads <= _VELOCITY | _TIME}
+    found = own.union(*(matching_terms(program, term) for term in ("forward_velocity", "velocity_tracking")))
+    return [name for name in program.term_names if name in found]
+
+
+def _travels(context: DesignContext) -> bool:
+    """Whether the task travels forward or backward (not standing, stepping on the spot or turning)."""
+    t = context.targets()
+    return t.locomotion and t.direction != 0 and t.turn is None and not t.step_in_place
 
 
 def library_program(t: Targets) -> RewardProgram:

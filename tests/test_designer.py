@@ -84,6 +84,33 @@ def test_builtin_designer_edits_for_knees_and_backward_walking():
     assert "lib.velocity_tracking(f, forward=-0.5)" in strong.source
 
 
+def test_a_passing_walk_gets_its_travel_pushed_and_a_standing_task_does_not():
+    walk, passed = canonical("walk"), Critique(True, 9.9)
+    first = BuiltinDesigner().propose(DesignContext("walk forward", walk, passed), 2)[0]
+    assert first.rationale.startswith("the motion passes every check, push its travel: increase speed")
+    assert first.program.weights["speed"] == 2 * walk.weights["speed"]
+    assert {n: w for n, w in first.program.weights.items() if n != "speed"} == \
+        {n: w for n, w in walk.weights.items() if n != "speed"}
+    failed = BuiltinDesigner().propose(DesignContext("walk forward", walk, Critique(False, 4.0)), 1)[0]
+    assert failed.rationale.startswith("explore")  # nothing passes: no push
+    stand = canonical("stand")
+    still = BuiltinDesigner().propose(DesignContext("stand still", stand, passed), 1)[0]
+    assert still.rationale.startswith("explore")  # travel terms exist ('still') but the task does not travel
+
+
+def test_builtin_designer_draws_per_seed_and_iteration_and_never_repeats_a_program():
+    walk, passed = canonical("walk"), Critique(True, 9.9)
+
+    def hashes(seed: int, history: tuple[EditRecord, ...] = ()) -> list[str]:
+        context = DesignContext("walk forward", walk, passed, history=history)
+        return [p.program.hash for p in BuiltinDesigner(seed=seed).propose(context, 3)]
+
+    first = hashes(0)
+    assert hashes(0) == first and hashes(1)[1:] != first[1:]  # the push is the same, the draws are the seed's
+    tried = tuple(EditRecord(1, h, "tried") for h in first)
+    assert not set(hashes(0, tried)) & set(first)  # another iteration: new draws, nothing tried again
+
+
 def test_builtin_designer_starts_from_the_description_without_a_program():
     proposals = BuiltinDesigner().propose(DesignContext("walk forward on stairs with straight knees", None, None), 3)
     first = proposals[0].program

@@ -90,8 +90,8 @@ class ModelSession:
         self.critic: Any = MetricOnlyCritic(task) if config.critic == NO_CRITIC else make_critic(
             config.critic, config=models.critic, ledger=ledger, cache=responses, retry=models.retry,
             server=server_options(models, "critic", on_stream, on_note))
-        self.designer = make_designer(config.designer, config=models.designer, ledger=ledger, cache=responses,
-                                      retry=models.retry,
+        self.designer = make_designer(config.designer, config=models.designer, seed=config.seed, ledger=ledger,
+                                      cache=responses, retry=models.retry,
                                       server=server_options(models, "designer", on_stream, on_note))
         self._scene: CompiledScene | None = None
 
