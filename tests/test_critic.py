@@ -13,6 +13,7 @@ from fakeserver import ScriptedChatServer, chat_reply
 from rewardloop.cli import main
 from rewardloop.control.metrics import batch_metrics
 from rewardloop.critic import BuiltinCritic, Critic, CriticConfig, Critique, make_critic, observe
+from rewardloop.critic.critique import Issue
 from rewardloop.critic.media import Media
 from rewardloop.critic.physics import descriptor_arrays, physics_descriptors, targets_from_description
 from rewardloop.errors import UserError
@@ -99,11 +100,12 @@ def test_builtin_critic_asks_for_straight_knees_only_when_described(humanoid_fla
     assert not any(s.term == "knee_extension" for s in plain.suggestions)
 
 
-def test_within_a_tie_the_builtin_critic_prefers_the_motion_that_succeeds(humanoid_flat, motions):
+def test_within_a_tie_the_builtin_critic_prefers_the_motion_that_succeeds_then_fewer_faults(humanoid_flat, motions):
     class Scored(BuiltinCritic):  # the rules' verdicts stood in for, to set scores a few hundredths apart
         def critique_observation(self, description, observation, *, spec=None):
-            score, success = verdicts[observation.metrics.distance > 0.1]
-            return Critique(success=success, score=score, summary="", critic="builtin")
+            score, success, *faults = verdicts[observation.metrics.distance > 0.1]
+            issues = tuple(Issue("legs", "a fault") for _ in range(faults[0] if faults else 0))
+            return Critique(success=success, score=score, issues=issues, summary="", critic="builtin")
 
     push, stand = observe(humanoid_flat, motions["push"]), observe(humanoid_flat, motions["stand"])
     assert push.metrics.distance > 0.1 > stand.metrics.distance
@@ -113,6 +115,11 @@ def test_within_a_tie_the_builtin_critic_prefers_the_motion_that_succeeds(humano
     assert Scored().compare("walk forward", push, stand) == "tie"  # both succeed: the loop's metric decides
     verdicts = {True: (9.6, True), False: (9.88, False)}
     assert Scored().compare("walk forward", push, stand) == "b"  # beyond the tie, the score decides
+    verdicts = {True: (9.51, False, 3), False: (9.47, False, 4)}
+    assert Scored().compare("walk forward", push, stand) == "a"  # both fail: the one with fewer faults
+    assert Scored().compare("walk forward", stand, push) == "b"
+    verdicts = {True: (9.51, False, 4), False: (9.47, False, 4)}
+    assert Scored().compare("walk forward", push, stand) == "tie"
 
 
 def test_builtin_critic_judges_standing_and_fails_standing_for_a_walk(humanoid_flat, motions):
