@@ -292,10 +292,21 @@ def matching_terms(program: RewardProgram, term: str) -> list[str]:
 def _computed_arguments(program: RewardProgram, name: str, term: str) -> bool:
     """Whether term `name` calls lib.`term` with a keyword computed in the program (e.g. the canonical walks'
     `speed=target`), which a replacement from literal parameters would lose."""
+    return any(not isinstance(keyword.value, ast.Constant) for call in _calls(program, name, term)
+               for keyword in call.keywords)
+
+
+def _literal_arguments(program: RewardProgram, name: str, term: str) -> dict[str, Any]:
+    """The literal keyword arguments term `name` passes lib.`term`."""
+    return {keyword.arg: keyword.value.value for call in _calls(program, name, term) for keyword in call.keywords
+            if keyword.arg and isinstance(keyword.value, ast.Constant)}
+
+
+def _calls(program: RewardProgram, name: str, term: str) -> list[ast.Call]:
+    """The calls of lib.`term` in the function of term `name`."""
     functions = [n for n in ast.parse(program.source).body if isinstance(n, ast.FunctionDef) and n.name == name]
-    calls = [node for function in functions for node in ast.walk(function) if isinstance(node, ast.Call)
-             and isinstance(node.func, ast.Attribute) and node.func.attr == term]
-    return any(not isinstance(keyword.value, ast.Constant) for call in calls for keyword in call.keywords)
+    return [node for function in functions for node in ast.walk(function) if isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute) and node.func.attr == term]
 
 
 def apply_edit(program: RewardProgram, edit: Edit) -> RewardProgram:
@@ -331,6 +342,9 @@ def drop_conflicts(program: RewardProgram, added: Sequence[str]) -> RewardProgra
     return program
 
 
+Plan = tuple[str, Callable[[], RewardProgram]]
+"""A builtin designer's candidate: its rationale, and what makes its program (an edit that cannot apply raises)."""
+
 BUILTIN_LABEL = "builtin (rule-based reward edits from the critique, not a language model)"
 
 
@@ -358,25 +372,23 @@ class BuiltinDesigner:
         program = context.program or library_program(context.targets())
         critique = context.critique or Critique(False, 0.0)
         usable = [s for s in critique.suggestions if s.term in TERMS or s.term in program.weights]
-        plans: list[tuple[str, list[Edit], bool]] = []
+        plans: list[Plan] = []
         if usable:
-            plans.append(("apply every suggestion: " + _describe(usable), [Edit(s, 2.0) for s in usable], False))
+            plans.append(("apply every suggestion: " + _describe(usable),
+                          self._edits(program, [Edit(s, 2.0) for s in usable])))
             plans.append(("apply every suggestion strongly, drop conflicting terms: " + _describe(usable),
-                          [Edit(s, 4.0) for s in usable], True))
-            plans += [(f"only {_describe([s])}: {s.reason}", [Edit(s, 2.0)], False) for s in usable]
+                          self._edits(program, [Edit(s, 4.0) for s in usable], drop=True)))
+            plans += [(f"only {_describe([s])}: {s.reason}", self._edits(program, [Edit(s, 2.0)])) for s in usable]
         elif critique.success and _travels(context):
-            push = [Suggestion(name, "increase", "push the travel the task scores") for name in travel_terms(program)]
-            if push:
-                plans.append(("the motion passes every check, push its travel: " + _describe(push),
-                              [Edit(s, 2.0) for s in push], False))
+            plans += self._travel_plans(context, program)
         seen = {context.program.hash} if context.program else set()
         seen |= {record.program_hash for record in context.history}
         proposals = list[Proposal]()
         if context.program is None:
             self._add(proposals, seen, k, "starting program: library terms chosen from the description by rules",
                       lambda: program)
-        for rationale, edits, drop in plans:
-            self._add(proposals, seen, k, rationale, functools.partial(self._edited, program, edits, drop))
+        for rationale, make in plans:
+            self._add(proposals, seen, k, rationale, make)
         rng = np.random.default_rng(self.seed + 1000 * len(context.history))  # the form of the candidates' seeds
         base = proposals[0].program if proposals and proposals[0].program else program
         for _ in range(20 * k):
@@ -388,11 +400,31 @@ class BuiltinDesigner:
                       functools.partial(base.with_weights, weights))
         return self._checked(context, proposals)
 
-    def _edited(self, program: RewardProgram, edits: list[Edit], drop: bool) -> RewardProgram:
-        for edit in edits:
-            program = apply_edit(program, edit)
-        added = [e.suggestion.term for e in edits if e.suggestion.action in ("add", "increase")]
-        return drop_conflicts(program, added) if drop else program
+    @staticmethod
+    def _edits(program: RewardProgram, edits: list[Edit], *, drop: bool = False) -> Callable[[], RewardProgram]:
+        """Makes the program after `edits`, then without the terms conflicting with those added where `drop`."""
+        def make() -> RewardProgram:
+            edited = program
+            for edit in edits:
+                edited = apply_edit(edited, edit)
+            added = [e.suggestion.term for e in edits if e.suggestion.action in ("add", "increase")]
+            return drop_conflicts(edited, added) if drop else edited
+        return make
+
+    def _travel_plans(self, context: DesignContext, program: RewardProgram) -> list[Plan]:
+        """For a motion that passes with nothing to fix: at a stated speed, its travel target moved by how far the
+        walk missed that speed (`reaimed`); else its travel pushed (`travel_terms` ×2)."""
+        stated, measured = _stated_speed(context), context.metrics.speed if context.metrics else None
+        if stated is None:
+            push = [Suggestion(name, "increase", "push the travel the task scores") for name in travel_terms(program)]
+            return [("the motion passes every check, push its travel: " + _describe(push),
+                     self._edits(program, [Edit(s, 2.0) for s in push]))] if push else []
+        if measured is None or abs(measured - stated) < REAIM_MIN:
+            return []
+        return [(f"the motion passes every check at {measured:.3f} m/s, {measured - stated:+.3f} from the stated "
+                 f"{stated:g}: aim its travel target {abs(measured - stated):.3f} m/s "
+                 f"{'lower' if measured > stated else 'higher'}",
+                 functools.partial(reaimed, program, stated - measured))]
 
     def _add(self, proposals: list[Proposal], seen: set[str], k: int, rationale: str,
              make: Callable[[], RewardProgram]) -> None:
@@ -433,6 +465,40 @@ def travel_terms(program: RewardProgram) -> list[str]:
            if not calls and reads & _VELOCITY and reads <= _VELOCITY | _TIME}
     found = own.union(*(matching_terms(program, term) for term in ("forward_velocity", "velocity_tracking")))
     return [name for name in program.term_names if name in found]
+
+
+REAIM_MIN = 0.005
+"""A walk within this of its stated speed (m/s) is not re-aimed (`reaimed`)."""
+
+
+def reaimed(program: RewardProgram, by: float) -> RewardProgram:
+    """`program` with its travel target moved by `by` m/s: the top of a canonical walk's speed ramp at a stated
+    speed (`canonical.with_ramp_top`), and the literal `forward` of its library velocity_tracking terms. A walk that
+    misses its stated speed by d is aimed d the other way, as a person tuning it would. A UserError when it has
+    neither."""
+    from rewardloop.errors import UserError
+    from rewardloop.reward.canonical import ramp_top, with_ramp_top
+
+    top = ramp_top(program.source)
+    edited = program if top is None else RewardProgram.from_source(with_ramp_top(program.source, top + by))
+    for name in matching_terms(program, "velocity_tracking"):
+        if name in edited.weights and len(edited.term_names) > 1 and not _computed_arguments(
+                edited, name, "velocity_tracking"):
+            params = _literal_arguments(edited, name, "velocity_tracking")
+            params["forward"] = round(float(params.get("forward", 1.2)) + by, 3)
+            weight = edited.weights[name]
+            edited = edited.without_term(name).with_library_term("velocity_tracking", weight, params, name=name)
+    if edited.hash == program.hash:
+        raise UserError("the program has no travel target to move")
+    return edited
+
+
+def _stated_speed(context: DesignContext) -> float | None:
+    """The signed speed along +x (m/s) the description states, None where it states none."""
+    from rewardloop.spec import spec_from_description
+
+    spec = context.spec or spec_from_description(context.description)
+    return spec.sign * spec.speed_mps if spec.speed_mps is not None and spec.locomotion else None
 
 
 def _travels(context: DesignContext) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from fakeserver import ScriptedChatServer, chat_reply
 
-from rewardloop.control.metrics import batch_metrics
+from rewardloop.control.metrics import TaskMetrics, batch_metrics
 from rewardloop.critic import BuiltinCritic
 from rewardloop.critic.critique import Critique, Suggestion
 from rewardloop.design_context import DesignContext, EditRecord
@@ -19,11 +19,14 @@ from rewardloop.designer import (
     DesignerConfig,
     Edit,
     apply_edit,
+    library_program,
     make_designer,
     matching_terms,
     parse_candidates,
+    reaimed,
     tune_weights,
 )
+from rewardloop.errors import UserError
 from rewardloop.models.client import RetryPolicy, make_backend
 from rewardloop.reward.canonical import canonical
 from rewardloop.reward.program import RewardProgram
@@ -96,6 +99,27 @@ def test_a_passing_walk_gets_its_travel_pushed_and_a_standing_task_does_not():
     stand = canonical("stand")
     still = BuiltinDesigner().propose(DesignContext("stand still", stand, passed), 1)[0]
     assert still.rationale.startswith("explore")  # travel terms exist ('still') but the task does not travel
+
+
+def _metrics(speed: float) -> TaskMetrics:
+    return TaskMetrics(duration=4.0, distance=4 * speed, speed=speed, fell=False, fall_time=None, lateral_drift=0.0,
+                       heading_change=0.0, steps=8)
+
+
+def test_a_passing_walk_that_misses_its_stated_speed_is_aimed_the_other_way():
+    slow, passed = canonical("walk", speed=0.6), Critique(True, 9.8)
+    ask = "walk forward slowly at 0.6 m/s"
+    fast = BuiltinDesigner().propose(DesignContext(ask, slow, passed, metrics=_metrics(0.627)), 1)[0]
+    assert fast.rationale.startswith("the motion passes every check at 0.627 m/s, +0.027 from the stated 0.6")
+    assert "np.minimum(0.573, start" in fast.program.source and "np.minimum(0.6," not in fast.program.source
+    assert fast.program.weights == slow.weights  # the target moves, the weights stay
+    library = library_program(DesignContext(ask, None, None).targets())
+    up = BuiltinDesigner().propose(DesignContext(ask, library, passed, metrics=_metrics(0.55)), 1)[0]
+    assert "forward=0.65" in up.program.source and up.program.weights == library.weights
+    near = BuiltinDesigner().propose(DesignContext(ask, slow, passed, metrics=_metrics(0.602)), 1)[0]
+    assert near.rationale.startswith("explore")  # within REAIM_MIN: nothing to aim
+    with pytest.raises(UserError, match="no travel target"):
+        reaimed(canonical("walk"), 0.1)  # its top is the body's speed, not a stated one
 
 
 def test_builtin_designer_draws_per_seed_and_iteration_and_never_repeats_a_program():

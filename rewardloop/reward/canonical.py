@@ -7,6 +7,8 @@ m/s is about 1.3 m/s for the humanoid (standing height 0.86 m), the middle of pe
 
 from __future__ import annotations
 
+import re
+
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.reward.program import RewardProgram
 
@@ -297,6 +299,27 @@ def with_top_speed(source: str, top: str) -> str:
                         f"{', '.join(SPEED_CANONICALS)}")
     source = source.replace(_PACE.format(top=_TOP_SPEED), _PACE.format(top=top))
     return source.replace(ramp, _RAMP.format(top=top)).replace("1.5 x standing height (m/s)", f"{top} m/s")
+
+
+_STATED_RAMP = re.compile(r"np\.minimum\((\d+(?:\.\d+)?), start \+ 0\.6 \* f\.time\)")
+"""A speed ramp (`_RAMP`) whose top is a number: a walk at a stated speed (`with_top_speed`)."""
+
+
+def ramp_top(source: str) -> float | None:
+    """The top (m/s) of a walk's speed ramps where they all have the same number for it (a canonical walk at a
+    stated speed), else None."""
+    tops = set(_STATED_RAMP.findall(source))
+    return float(tops.pop()) if len(tops) == 1 else None
+
+
+def with_ramp_top(source: str, top: float) -> str:
+    """A walk at a stated speed (`ramp_top`) with its ramps' top set to `top` m/s: the speed it aims for and the
+    frame its balance is measured in; its cadence band stays that of the stated speed."""
+    old, new = ramp_top(source), f"{round(top, 3):g}"
+    if old is None:
+        raise UserError("this program has no speed ramp with a stated top to move")
+    source = re.sub(rf"(\s){re.escape(f'{old:g}')} m/s\.", rf"\g<1>{new} m/s.", source)  # the docstrings
+    return _STATED_RAMP.sub(_RAMP.format(top=new), source)
 
 
 _STRAIGHT_LINE = {
