@@ -354,9 +354,10 @@ class BuiltinDesigner:
     Candidates, in order: every suggestion applied (weights ×2); every suggestion applied strongly (×4) with
     conflicting terms dropped; each suggestion alone; then random log-normal weight perturbations of the first.
     A motion the critic passes with nothing to fix, in a task that travels, first gets its travel pushed: the terms
-    that reward it (`travel_terms`) weighted ×2, since the task's metric (the distance, or how near a stated speed
-    the walk goes) then decides between motions the critic ties. The perturbations are drawn per run seed and per
-    iteration (the number of edits tried), and no program is proposed twice in a run.
+    that reward it (`travel_terms`) weighted ×2, since the task's metric (the distance) then decides between
+    motions the critic ties; at a stated speed its travel target is moved by how far it missed (`reaimed`). The
+    perturbations are drawn per run seed and per iteration (the number of edits tried), and no program is proposed
+    twice in a run.
     """
 
     name = "builtin"
