@@ -123,12 +123,29 @@ def speed(f):
 
 _BACKWARD = '''
 def speed(f):
-    """1 walking backward at 0.5 m/s with no sideways speed, falling off over 0.4 m/s."""
-    return lib.velocity_tracking(f, forward=-0.5, lateral=0.0, sigma=0.4)
+    """1 walking back at the target speed (0.45 m/s, reached at 0.3 m/s² from rest), falling off over 0.2 m/s."""
+    target = -np.minimum(0.45, 0.3 * f.time)
+    return np.exp(-np.square((f.com_vel[..., 0] - target) / 0.2) - np.square(f.com_vel[..., 1] / 0.2))
 
-def side(f):
-    """-|sideways speed| (m/s)."""
-    return lib.side_velocity(f)
+def path(f):
+    """-horizontal distance (m) of the CoM from a point leaving the origin backward at that speed."""
+    ramp = np.minimum(f.time, 1.5)
+    return -np.hypot(f.com_pos[..., 0] + 0.15 * ramp**2 + 0.45 * (f.time - ramp), f.com_pos[..., 1])
+'''
+"""Walking backward as stepping (`_STEPPING`) on a spot that moves back, from rest: the body keeps to a point that
+speeds up at 0.3 m/s² to 0.45 m/s (3.7 m in 10 s), with the pelvis height falling off over 20 cm (`_HEIGHT_LOOSE`).
+Measured with the muscle legs' posture MPPI (2026-12-06, seeds 0-2, 10 s, one thread each, two at a time): asked only
+for a backward velocity (0.5 m/s, weight 2) they walked 0.83-2.95 m and fell in 2 of 3 seeds, leaning back until they
+toppled (3 of 3 with the capture point in a frame moving back at that speed; 1 of 3 at 0.35 m/s, 1.46-2.39 m). With
+the moving point they fell in 4 of 5 seeds with it leaving at 0.45 m/s at once (launched backward, or twisted round
+with `face` at 0.5); 1 of 3 with it speeding up (crouched, then toppled: the height term had no slope 30 cm down); 0
+of 3 at half its weight, but 2.65-3.44 m; 0 of 5 with the height falling off over 20 cm. The shipped figures:
+`benchmarks/results/beyond_forward_*.json`."""
+
+_HEIGHT_LOOSE = '''
+def height(f):
+    """1 at the standing pelvis height, falling off over 20 cm."""
+    return lib.height(f, fraction=1.0, width=0.2)
 '''
 
 _IN_PLACE = '''
@@ -214,8 +231,9 @@ CANONICAL: dict[str, str] = {
     "walk_injured": _program(_WALK_TERMS + _HEADING + _SYMMETRY,
                              {**_WALK_WEIGHTS, "speed": 0.8, "face": 1.0, "symmetry": 0.5}),
     "turn_right": _program(_BODY_TERMS + _TURN_RIGHT, {**_BASE, "turning": 1.0, "speed": 1.0}),
-    "walk_backward": _program(_BACKWARD + _BODY_TERMS + _HEADING,
-                              {**_BASE, "speed": 2.0, "side": 0.5, "face": 1.0}),
+    "walk_backward": _program(_BACKWARD + _STEPPING + _HEIGHT_LOOSE + _BALANCE + _BODY_REST + _HEADING + _CLEARANCE,
+                              {**_BASE, "speed": 1.0, "path": 5.0, "stepping": 1.0, "step_rate": 1.0, "face": 1.0,
+                               "foot_clearance": 20.0}),
     # Asking for a person's composure as well (upright 6, lib.hands_still 0.5, lib.feet_down 1) steadied the
     # humanoid's trunk on rough ground (posture MPPI, standing settings, seeds 0-2: pitch range 19-29° against 65-87°)
     # but fell in 1 of 3 seeds (the same reward written out by hand: none), and in 1 of 3 without feet_down; this
