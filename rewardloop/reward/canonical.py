@@ -140,8 +140,9 @@ toppled (3 of 3 with the capture point in a frame moving back at that speed; 1 o
 the moving point they fell in 4 of 5 seeds with it leaving at 0.45 m/s at once (launched backward, or twisted round
 with `face` at 0.5); 1 of 3 with it speeding up (crouched, then toppled: the height term had no slope 30 cm down); 0
 of 3 at half its weight, but 2.65-3.44 m; with the height falling off over 20 cm, none in seeds 0-2 (3.65-4.02 m) but
-2 of 5 with seeds 3 and 4 (kicking a leg up and toppling back; adding `lib.swing_height_limit` at weight 10, 4 of 6
-seeds fell, and adding `lib.feet_follow` at 0.5, seeds 3 and 4 both). The shipped figures:
+3 of 7 in seeds 0-6 (kicking a leg up and toppling back). Other variants fell as often: adding
+`lib.swing_height_limit` at weight 10 in 4 of 6 seeds, `lib.feet_follow` at 0.5 in seeds 3 and 4, the point at 0.4 m/s
+in 4 of 6 (not in seeds 3 and 4), the path at weight 4 in 1 of 2. The shipped figures:
 `benchmarks/results/beyond_forward_*.json`."""
 
 _HEIGHT_LOOSE = '''
