@@ -133,7 +133,7 @@ def path(f):
     return -np.hypot(f.com_pos[..., 0] + 0.15 * ramp**2 + 0.45 * (f.time - ramp), f.com_pos[..., 1])
 '''
 """Walking backward as stepping (`_STEPPING`) on a spot that moves back, from rest: the body keeps to a point that
-speeds up at 0.3 m/s² to 0.45 m/s (3.7 m in 10 s), with the pelvis height falling off over 20 cm (`_HEIGHT_LOOSE`).
+speeds up at 0.3 m/s² to 0.45 m/s (4.2 m in 10 s), with the pelvis height falling off over 20 cm (`_HEIGHT_LOOSE`).
 Measured with the muscle legs' posture MPPI (2026-12-06, seeds 0-2, 10 s, one thread each, two at a time): asked only
 for a backward velocity (0.5 m/s, weight 2) they walked 0.83-2.95 m and fell in 2 of 3 seeds, leaning back until they
 toppled (3 of 3 with the capture point in a frame moving back at that speed; 1 of 3 at 0.35 m/s, 1.46-2.39 m). With
