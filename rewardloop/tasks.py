@@ -126,12 +126,16 @@ class Task:
 
     def canonical_program(self) -> RewardProgram | None:
         """The canonical reward the task starts from (None without one); a canonical walk for a stated forward
-        speed targets that speed, and for a pace in words ("walk fast") that pace's speed (`spec.PACES`)."""
-        from rewardloop.reward.canonical import SPEED_CANONICALS, canonical
+        speed targets that speed, and for a pace in words ("walk fast") that pace's speed (`spec.PACES`); the
+        backward walk a stated backward speed."""
+        from rewardloop.reward.canonical import BACKWARD_CANONICALS, SPEED_CANONICALS, canonical
 
         if self.canonical is None:
             return None
-        return canonical(self.canonical, speed=self.forward_speed if self.canonical in SPEED_CANONICALS else None)
+        backward = self.target if self.metric == "speed" and self.target is not None and self.target < 0 else None
+        speed = self.forward_speed if self.canonical in SPEED_CANONICALS else \
+            backward if self.canonical in BACKWARD_CANONICALS else None
+        return canonical(self.canonical, speed=speed)
 
     @property
     def forward_speed(self) -> float | None:

@@ -10,7 +10,7 @@ from rewardloop.cli import main
 from rewardloop.control.metrics import TaskMetrics
 from rewardloop.errors import UserError
 from rewardloop.loop.design import trusted_source
-from rewardloop.reward.canonical import CANONICAL, FROM_REST, SPEED_CANONICALS, canonical
+from rewardloop.reward.canonical import BACKWARD_SPEED, CANONICAL, FROM_REST, SPEED_CANONICALS, canonical
 from rewardloop.sim.terrain import Terrain
 from rewardloop.tasks import HAND_BODIES, INJURIES, TASK_BODIES, TASKS, Task, get_task, task_from_description
 
@@ -76,7 +76,7 @@ def test_tasks_command_lists_each_task_per_body(capsys):
     assert any("injured: left_plantarflexors at 30%" in line for line in lines)
 
 
-def test_a_stated_forward_speed_sets_the_canonical_walks_target_speed():
+def test_a_stated_speed_sets_the_canonical_walks_target_speed_forward_or_backward():
     slow = task_from_description("walk forward slowly at 0.6 m/s", "humanoid")
     program = slow.canonical_program()
     assert slow.canonical == "walk" and program is not None and slow.score_name == "-|speed - 0.6|"
@@ -87,8 +87,14 @@ def test_a_stated_forward_speed_sets_the_canonical_walks_target_speed():
     assert not trusted_source(program.source)  # not a stock canonical source: it runs in the sandbox
     plain = task_from_description("walk forward", "humanoid").canonical_program()
     assert plain is not None and plain.hash == canonical("walk").hash and trusted_source(plain.source)
-    backward = task_from_description("walk backward at 0.5 m/s", "humanoid").canonical_program()
-    assert backward is not None and backward.hash == canonical("walk_backward").hash  # no forward ramp to set
+    backward = task_from_description("walk backward at 0.3 m/s", "humanoid").canonical_program()
+    assert backward is not None and backward.hash == canonical("walk_backward", speed=-0.3).hash
+    assert "np.minimum(0.3, 0.3 * f.time)" in backward.source and "0.3 * (f.time - ramp)" in backward.source
+    assert canonical("walk_backward", speed=-BACKWARD_SPEED).hash == canonical("walk_backward").hash
+    plain_back = task_from_description("walk backward", "humanoid").canonical_program()
+    assert plain_back is not None and plain_back.hash == canonical("walk_backward").hash
+    with pytest.raises(UserError, match="must be backward"):
+        canonical("walk_backward", speed=0.3)
     assert set(SPEED_CANONICALS) >= {"walk", "walk_rough", "walk_injured"} and "turn_left" not in SPEED_CANONICALS
     with pytest.raises(UserError, match="no canonical speed ramp"):
         canonical("turn_left", speed=0.5)

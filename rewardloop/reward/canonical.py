@@ -123,14 +123,14 @@ def speed(f):
 
 _BACKWARD = '''
 def speed(f):
-    """1 walking back at the target speed (0.45 m/s, reached at 0.3 m/s² from rest), falling off over 0.2 m/s."""
-    target = -np.minimum(0.45, 0.3 * f.time)
+    """1 walking back at the target speed ({speed} m/s, reached at 0.3 m/s² from rest), falling off over 0.2 m/s."""
+    target = -np.minimum({speed}, 0.3 * f.time)
     return np.exp(-np.square((f.com_vel[..., 0] - target) / 0.2) - np.square(f.com_vel[..., 1] / 0.2))
 
 def path(f):
     """-horizontal distance (m) of the CoM from a point leaving the origin backward at that speed."""
-    ramp = np.minimum(f.time, 1.5)
-    return -np.hypot(f.com_pos[..., 0] + 0.15 * ramp**2 + 0.45 * (f.time - ramp), f.com_pos[..., 1])
+    ramp = np.minimum(f.time, {ramp_s})
+    return -np.hypot(f.com_pos[..., 0] + 0.15 * ramp**2 + {speed} * (f.time - ramp), f.com_pos[..., 1])
 '''
 """Walking backward as stepping (`_STEPPING`) on a spot that moves back, from rest: the body keeps to a point that
 speeds up at 0.3 m/s² to 0.45 m/s (4.2 m in 10 s), with the pelvis height falling off over 20 cm (`_HEIGHT_LOOSE`).
@@ -144,6 +144,15 @@ of 3 at half its weight, but 2.65-3.44 m; with the height falling off over 20 cm
 `lib.swing_height_limit` at weight 10 in 4 of 6 seeds, `lib.feet_follow` at 0.5 in seeds 3 and 4, the point at 0.4 m/s
 in 4 of 6 (not in seeds 3 and 4), the path at weight 4 in 1 of 2. The shipped figures:
 `benchmarks/results/beyond_forward_*.json`."""
+
+BACKWARD_SPEED = 0.45
+"""The canonical backward walk's speed (m/s), where the task states none."""
+
+
+def _backward(speed: float) -> str:
+    """The backward walk's speed and path terms (`_BACKWARD`) at `speed` m/s backward."""
+    return _BACKWARD.format(speed=f"{speed:g}", ramp_s=f"{speed / 0.3:g}")
+
 
 _HEIGHT_LOOSE = '''
 def height(f):
@@ -234,7 +243,8 @@ CANONICAL: dict[str, str] = {
     "walk_injured": _program(_WALK_TERMS + _HEADING + _SYMMETRY,
                              {**_WALK_WEIGHTS, "speed": 0.8, "face": 1.0, "symmetry": 0.5}),
     "turn_right": _program(_BODY_TERMS + _TURN_RIGHT, {**_BASE, "turning": 1.0, "speed": 1.0}),
-    "walk_backward": _program(_BACKWARD + _STEPPING + _HEIGHT_LOOSE + _BALANCE + _BODY_REST + _HEADING + _CLEARANCE,
+    "walk_backward": _program(_backward(BACKWARD_SPEED) + _STEPPING + _HEIGHT_LOOSE + _BALANCE + _BODY_REST
+                              + _HEADING + _CLEARANCE,
                               {**_BASE, "speed": 1.0, "path": 5.0, "stepping": 1.0, "step_rate": 1.0, "face": 1.0,
                                "foot_clearance": 20.0}),
     # Asking for a person's composure as well (upright 6, lib.hands_still 0.5, lib.feet_down 1) steadied the
@@ -322,6 +332,21 @@ def with_top_speed(source: str, top: str) -> str:
     return source.replace(ramp, _RAMP.format(top=top)).replace("1.5 x standing height (m/s)", f"{top} m/s")
 
 
+BACKWARD_CANONICALS = ("walk_backward",)
+"""The canonical walks whose backward speed a task can set (`canonical(name, speed=-...)`)."""
+
+
+def with_backward_speed(source: str, speed: float) -> str:
+    """The canonical backward walk's source at `speed` m/s backward instead of BACKWARD_SPEED."""
+    terms = _backward(BACKWARD_SPEED).strip()
+    if terms not in source:
+        raise UserError(f"this program has no canonical backward walk to set; the canonical walks that have one: "
+                        f"{', '.join(BACKWARD_CANONICALS)}")
+    if speed <= 0:
+        raise UserError(f"a backward walk's speed must be backward (negative), got {-speed:g} m/s")
+    return source.replace(terms, _backward(speed).strip())
+
+
 _STATED_RAMP = re.compile(r"np\.minimum\((\d+(?:\.\d+)?), start \+ 0\.6 \* f\.time\)")
 """A speed ramp (`_RAMP`) whose top is a number: a walk at a stated speed (`with_top_speed`)."""
 
@@ -370,9 +395,10 @@ def with_turn(source: str, rate: float) -> str:
 
 
 def canonical(name: str, *, speed: float | None = None, turn: float | None = None) -> RewardProgram:
-    """The canonical program for a task, validated; `speed` (m/s, forward) sets a canonical walk's target speed,
-    `turn` (rad/s, + left) bends its line into a turning path (`with_turn`)."""
+    """The canonical program for a task, validated; `speed` (m/s, + forward) sets a canonical walk's target speed
+    (a backward one for `walk_backward`), `turn` (rad/s, + left) bends its line into a turning path (`with_turn`)."""
     if name not in CANONICAL:
         raise unknown_name("canonical reward", name, CANONICAL)
-    source = CANONICAL[name] if speed is None else with_top_speed(CANONICAL[name], f"{speed:g}")
+    source = CANONICAL[name] if speed is None else with_backward_speed(CANONICAL[name], -speed) \
+        if name in BACKWARD_CANONICALS else with_top_speed(CANONICAL[name], f"{speed:g}")
     return RewardProgram.from_source(source if turn is None else with_turn(source, turn))
