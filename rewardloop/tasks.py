@@ -132,9 +132,11 @@ class Task:
 
         if self.canonical is None:
             return None
-        backward = self.target if self.metric == "speed" and self.target is not None and self.target < 0 else None
-        speed = self.forward_speed if self.canonical in SPEED_CANONICALS else \
-            backward if self.canonical in BACKWARD_CANONICALS else None
+        speed = None
+        if self.canonical in SPEED_CANONICALS:
+            speed = self.forward_speed
+        elif self.canonical in BACKWARD_CANONICALS and self.metric == "speed" and (self.target or 0.0) < 0:
+            speed = self.target
         return canonical(self.canonical, speed=speed)
 
     @property

@@ -399,6 +399,8 @@ def canonical(name: str, *, speed: float | None = None, turn: float | None = Non
     (a backward one for `walk_backward`), `turn` (rad/s, + left) bends its line into a turning path (`with_turn`)."""
     if name not in CANONICAL:
         raise unknown_name("canonical reward", name, CANONICAL)
-    source = CANONICAL[name] if speed is None else with_backward_speed(CANONICAL[name], -speed) \
-        if name in BACKWARD_CANONICALS else with_top_speed(CANONICAL[name], f"{speed:g}")
+    source = CANONICAL[name]
+    if speed is not None:
+        backward = name in BACKWARD_CANONICALS
+        source = with_backward_speed(source, -speed) if backward else with_top_speed(source, f"{speed:g}")
     return RewardProgram.from_source(source if turn is None else with_turn(source, turn))
