@@ -142,7 +142,8 @@ with `face` at 0.5); 1 of 3 with it speeding up (crouched, then toppled: the hei
 of 3 at half its weight, but 2.65-3.44 m; with the height falling off over 20 cm, none in seeds 0-2 (3.65-4.02 m) but
 3 of 7 in seeds 0-6 (kicking a leg up and toppling back). Other variants fell as often: adding
 `lib.swing_height_limit` at weight 10 in 4 of 6 seeds, `lib.feet_follow` at 0.5 in seeds 3 and 4, the point at 0.4 m/s
-in 4 of 6 (not in seeds 3 and 4), the path at weight 4 in 1 of 2. The shipped figures:
+in 4 of 6 (not in seeds 3 and 4), the path at weight 4 in 1 of 2, `balance` at 6 or `posture` at 0.5 in 2 of 3 of
+seeds 3-5. The shipped figures:
 `benchmarks/results/beyond_forward_*.json`."""
 
 BACKWARD_SPEED = 0.45
