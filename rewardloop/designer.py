@@ -302,6 +302,14 @@ def _literal_arguments(program: RewardProgram, name: str, term: str) -> dict[str
             if keyword.arg and isinstance(keyword.value, ast.Constant)}
 
 
+def _with_params(program: RewardProgram, name: str, term: str, params: dict[str, Any]) -> RewardProgram:
+    """`program` with term `name` rewritten as lib.`term` with `params`, at its weight; unchanged where it is the
+    program's only term."""
+    if len(program.term_names) < 2:
+        return program
+    return program.without_term(name).with_library_term(term, program.weights[name], params, name=name)
+
+
 def _calls(program: RewardProgram, name: str, term: str) -> list[ast.Call]:
     """The calls of lib.`term` in the function of term `name`."""
     functions = [n for n in ast.parse(program.source).body if isinstance(n, ast.FunctionDef) and n.name == name]
@@ -319,10 +327,7 @@ def apply_edit(program: RewardProgram, edit: Edit) -> RewardProgram:
         return program
     if (s.action == "add" and matches and s.params and s.term in TERMS
             and not _computed_arguments(program, matches[0], s.term)):  # same term, new parameters: replace
-        name = matches[0]
-        weight = program.weights[name]
-        return program.without_term(name).with_library_term(s.term, weight, s.params, name=name) \
-            if len(program.term_names) > 1 else program
+        return _with_params(program, matches[0], s.term, s.params)
     if matches and s.action in ("add", "increase", "decrease"):
         factor = edit.strength if s.action != "decrease" else 1.0 / edit.strength
         return program.with_weights({name: program.weights[name] * factor for name in matches})
@@ -483,12 +488,10 @@ def reaimed(program: RewardProgram, by: float) -> RewardProgram:
     top = ramp_top(program.source)
     edited = program if top is None else RewardProgram.from_source(with_ramp_top(program.source, top + by))
     for name in matching_terms(program, "velocity_tracking"):
-        if name in edited.weights and len(edited.term_names) > 1 and not _computed_arguments(
-                edited, name, "velocity_tracking"):
+        if not _computed_arguments(edited, name, "velocity_tracking"):
             params = _literal_arguments(edited, name, "velocity_tracking")
             params["forward"] = round(float(params.get("forward", 1.2)) + by, 3)
-            weight = edited.weights[name]
-            edited = edited.without_term(name).with_library_term("velocity_tracking", weight, params, name=name)
+            edited = _with_params(edited, name, "velocity_tracking", params)
     if edited.hash == program.hash:
         raise UserError("the program has no travel target to move")
     return edited

@@ -348,7 +348,7 @@ def with_backward_speed(source: str, speed: float) -> str:
     return source.replace(terms, _backward(speed).strip())
 
 
-_STATED_RAMP = re.compile(r"np\.minimum\((\d+(?:\.\d+)?), start \+ 0\.6 \* f\.time\)")
+_STATED_RAMP = re.compile(re.escape(_RAMP).replace(re.escape("{top}"), r"(\d+(?:\.\d+)?)"))
 """A speed ramp (`_RAMP`) whose top is a number: a walk at a stated speed (`with_top_speed`)."""
 
 
