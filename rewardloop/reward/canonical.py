@@ -212,15 +212,18 @@ def cadence(f):
     {_PACE.format(top=_TOP_SPEED)}
     return lib.cadence_band(f, low=1.5 * pace, high=1.83 * pace)
 '''
-"""People's step rate in the flat walk: 90-110 steps/min at the canonical speed; people's step length grows as
-speed ** 0.42 and their step rate as speed ** 0.58 (Grieve's relation). Without it both bodies stepped faster than
-people at their speed: 128-131 steps/min on the humanoid, 137-143 on the muscle legs (people: 90-130). With it at
-weight 1, 10-s flat walks with the gait planner (3 seeds, 2026-12-05, `benchmarks/results/walking_*_plan.json`): the
-muscle legs 122-127 steps/min and 12.42-12.56 m, all nine human-likeness targets met in every seed (without it: none);
-the humanoid, with its 32 planner candidates, 116-118 and 12.29-12.48 m, all nine in 2 of 3 seeds (the third's hip
-peaks 0.1° past 40°; without it: 1 of 3). The humanoid's slow walk (0.6 m/s) now starts from the tracker and goes
-0.73-0.76 m/s (without it: 0.57, from the gait machine), outside the task's 0.12 m/s; the loop brings it to 0.65-0.69
-in 2 of 3 seeds (`benchmarks/results/bench_small.json`)."""
+"""People's step rate in the flat walk: 90-110 steps/min at the canonical speed; people's step length grows as speed
+** 0.42 and their step rate as speed ** 0.58 (Grieve's relation). Without it both bodies stepped faster than people at
+their speed: 128-131 steps/min on the humanoid, 137-143 on the muscle legs (people: 90-130). With it at weight 1, 10-s
+flat walks with the gait planner (3 seeds, 2026-12-05, `benchmarks/results/walking_*_plan.json`): the muscle legs
+122-127 steps/min and 12.42-12.56 m, all nine human-likeness targets met in every seed (without it: none); the humanoid,
+with its 32 planner candidates, 116-118 and 12.29-12.48 m, all nine in 2 of 3 seeds (the third's hip peaks 0.1° past
+40°; without it: 1 of 3). Asking the humanoid for a smaller hip swing as well trades distance for it (2026-12-06, 10-s
+flat walks, 3 seeds): lib.joint_limits capping hip flexion at 35°, 37° or 38° (weight 10 or 30), or an upright trunk
+(weight 10 or 30), met all nine targets in every seed (hip peaks 33.6-37.4°) but walked 10.88-12.17 m, at least 12 m in
+at most 1 of 3 seeds; the walk stays without such a term. The humanoid's slow walk (0.6 m/s) now starts from the tracker
+and goes 0.73-0.76 m/s (without it: 0.57, from the gait machine), outside the task's 0.12 m/s; the loop brings it to
+0.65-0.69 in 2 of 3 seeds (`benchmarks/results/bench_small.json`)."""
 
 _WALK_TERMS = _FORWARD + _HEIGHT + _BODY_REST
 """Walks: balance (in _FORWARD) measured in a frame moving at the speed target."""
