@@ -360,9 +360,10 @@ class BuiltinDesigner:
     conflicting terms dropped; each suggestion alone; then random log-normal weight perturbations of the first.
     A motion the critic passes with nothing to fix, in a task that travels, first gets its travel pushed: the terms
     that reward it (`travel_terms`) weighted ×2, since the task's metric (the distance) then decides between
-    motions the critic ties; at a stated speed its travel target is moved by how far it missed (`reaimed`). The
-    perturbations are drawn per run seed and per iteration (the number of edits tried), and no program is proposed
-    twice in a run.
+    motions the critic ties; at a stated speed its travel target is moved by how far it missed (`reaimed`). A motion
+    that misses its stated speed by more than the task allows gets that aim first, before any suggestion
+    (`_missed_speed_plans`). The perturbations are drawn per run seed and per iteration (the number of edits
+    tried), and no program is proposed twice in a run.
     """
 
     name = "builtin"
@@ -378,7 +379,7 @@ class BuiltinDesigner:
         program = context.program or library_program(context.targets())
         critique = context.critique or Critique(False, 0.0)
         usable = [s for s in critique.suggestions if s.term in TERMS or s.term in program.weights]
-        plans: list[Plan] = []
+        plans = self._missed_speed_plans(context, program)
         if usable:
             plans.append(("apply every suggestion: " + _describe(usable),
                           self._edits(program, [Edit(s, 2.0) for s in usable])))
@@ -420,17 +421,28 @@ class BuiltinDesigner:
     def _travel_plans(self, context: DesignContext, program: RewardProgram) -> list[Plan]:
         """For a motion that passes with nothing to fix: at a stated speed, its travel target moved by how far the
         walk missed that speed (`reaimed`); else its travel pushed (`travel_terms` ×2)."""
-        stated, measured = _stated_speed(context), context.metrics.speed if context.metrics else None
+        stated, measured = _stated_speed(context), _measured_speed(context)
         if stated is None:
             push = [Suggestion(name, "increase", "push the travel the task scores") for name in travel_terms(program)]
             return [("the motion passes every check, push its travel: " + _describe(push),
                      self._edits(program, [Edit(s, 2.0) for s in push]))] if push else []
         if measured is None or abs(measured - stated) < REAIM_MIN:
             return []
-        return [(f"the motion passes every check at {measured:.3f} m/s, {measured - stated:+.3f} from the stated "
-                 f"{stated:g}: aim its travel target {abs(measured - stated):.3f} m/s "
-                 f"{'lower' if measured > stated else 'higher'}",
-                 functools.partial(reaimed, program, stated - measured))]
+        return [_reaim_plan(program, stated, measured, "the motion passes every check")]
+
+    @staticmethod
+    def _missed_speed_plans(context: DesignContext, program: RewardProgram) -> list[Plan]:
+        """For a motion that misses its stated speed by more than the task allows (`tasks.speed_tolerance`): its
+        travel target moved by the miss (`reaimed`), before the critic's suggestions, which rank the faults a person
+        sees and may leave the speed out."""
+        from rewardloop.tasks import speed_tolerance
+
+        stated, measured = _stated_speed(context), _measured_speed(context)
+        if stated is None or measured is None or not _travels(context):
+            return []
+        if abs(measured - stated) <= speed_tolerance(stated):
+            return []
+        return [_reaim_plan(program, stated, measured, "the motion misses its stated speed")]
 
     def _add(self, proposals: list[Proposal], seen: set[str], k: int, rationale: str,
              make: Callable[[], RewardProgram]) -> None:
@@ -495,6 +507,18 @@ def reaimed(program: RewardProgram, by: float) -> RewardProgram:
     if edited.hash == program.hash:
         raise UserError("the program has no travel target to move")
     return edited
+
+
+def _reaim_plan(program: RewardProgram, stated: float, measured: float, why: str) -> Plan:
+    """The plan that aims `program`'s travel target by what the walk missed its stated speed (`reaimed`)."""
+    return (f"{why} at {measured:.3f} m/s, {measured - stated:+.3f} from the stated {stated:g}: aim its travel "
+            f"target {abs(measured - stated):.3f} m/s {'lower' if measured > stated else 'higher'}",
+            functools.partial(reaimed, program, stated - measured))
+
+
+def _measured_speed(context: DesignContext) -> float | None:
+    """The signed mean speed along +x (m/s) of the motion the context judges, None where it has no metrics."""
+    return context.metrics.speed if context.metrics else None
 
 
 def _stated_speed(context: DesignContext) -> float | None:

@@ -53,6 +53,11 @@ STEP_RATE_SUCCESS = 1.0
 SPEED_TOLERANCE = (0.1, 0.2)
 """A stated speed is met within max(0.1 m/s, 20 % of it)."""
 
+
+def speed_tolerance(speed: float) -> float:
+    """How far from a stated `speed` (m/s, either sign) a walk may go and still meet it (SPEED_TOLERANCE)."""
+    return round(max(SPEED_TOLERANCE[0], SPEED_TOLERANCE[1] * abs(speed)), 3)
+
 TASK_BODIES = ("humanoid", "myolegs")
 """Bodies the built-in locomotion tasks are listed for (any registered body with legs works)."""
 HAND_BODIES = ("myohand",)
@@ -324,8 +329,7 @@ def judged_by(spec: TaskSpec) -> tuple[str, float, float | None]:
     if not spec.locomotion:
         return "stay_fraction", 1.0, None
     if spec.speed_mps is not None:
-        tolerance = max(SPEED_TOLERANCE[0], SPEED_TOLERANCE[1] * spec.speed_mps)
-        return "speed", -round(tolerance, 3), spec.sign * spec.speed_mps
+        return "speed", -speed_tolerance(spec.speed_mps), spec.sign * spec.speed_mps
     metric = "distance" if spec.direction == "forward" else "backward_distance"
     return metric, spec.distance_m if spec.distance_m is not None else DEFAULT_DISTANCE_M, None
 

@@ -122,6 +122,23 @@ def test_a_passing_walk_that_misses_its_stated_speed_is_aimed_the_other_way():
         reaimed(canonical("walk"), 0.1)  # its top is the body's speed, not a stated one
 
 
+def test_a_walk_outside_its_stated_speed_is_aimed_before_any_suggestion():
+    slow, ask = canonical("walk", speed=0.6), "walk forward slowly at 0.6 m/s"
+    faulted = Critique(False, 9.4, suggestions=(Suggestion("upright", "increase", "the trunk leans"),))
+    first, then = BuiltinDesigner().propose(DesignContext(ask, slow, faulted, metrics=_metrics(0.726)), 2)
+    assert first.rationale.startswith("the motion misses its stated speed at 0.726 m/s, +0.126 from the stated 0.6")
+    assert "np.minimum(0.474, start" in first.program.source and first.program.weights == slow.weights
+    assert then.rationale.startswith("apply every suggestion") and "np.minimum(0.6, start" in then.program.source
+    within = BuiltinDesigner().propose(DesignContext(ask, slow, faulted, metrics=_metrics(0.71)), 1)[0]
+    assert within.rationale.startswith("apply every suggestion")  # 0.11 off: within the task's 0.12 m/s
+    plain = BuiltinDesigner().propose(DesignContext("walk forward", canonical("walk"), faulted,
+                                                    metrics=_metrics(0.726)), 1)[0]
+    assert plain.rationale.startswith("apply every suggestion")  # no stated speed: nothing to aim at
+    unjudged = BuiltinDesigner().propose(DesignContext(ask, slow, Critique(False, 0.0), metrics=_metrics(0.45)), 1)[0]
+    assert unjudged.rationale.startswith("the motion misses its stated speed")  # no critic: aimed all the same
+    assert "np.minimum(0.75, start" in unjudged.program.source
+
+
 def test_builtin_designer_draws_per_seed_and_iteration_and_never_repeats_a_program():
     walk, passed = canonical("walk"), Critique(True, 9.9)
 

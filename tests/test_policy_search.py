@@ -740,9 +740,10 @@ def test_shipped_gaits_main_first_then_by_name():
 
 def test_a_gait_found_for_one_ground_is_a_start_only_there(humanoid_walking):
     # humanoid-slope.json ("for_terrain": "slope") is among the humanoid's gaits on a slope, after the others,
-    # and not on flat ground or stairs; humanoid-stairs.json the same on stairs.
+    # and not on flat ground or stairs; humanoid-stairs.json the same on stairs; humanoid-slow.json on flat ground.
     general = shipped_gaits("humanoid")
-    assert shipped_gaits("humanoid", "flat") == general
+    on_flat = shipped_gaits("humanoid", "flat")
+    assert on_flat[: len(general)] == general and on_flat[len(general):] == (Policy.load(GAITS / "humanoid-slow.json"),)
     on_slope, on_stairs = shipped_gaits("humanoid", "slope"), shipped_gaits("humanoid", "stairs")
     assert on_slope[: len(general)] == general and len(on_slope) == len(general) + 1
     assert on_stairs[: len(general)] == general and len(on_stairs) == len(general) + 1
@@ -750,12 +751,12 @@ def test_a_gait_found_for_one_ground_is_a_start_only_there(humanoid_walking):
     slope = compile_scene(dataclasses.replace(humanoid_walking.scene, terrain=Terrain("slope", slope_deg=5.0)))
     starts = search_starts(slope, SearchConfig(controller="gait_tracker"))
     np.testing.assert_array_equal(starts[-1][1], on_slope[-1].vector(starts[-1][0]))
-    assert len(starts) == len(search_starts(humanoid_walking, SearchConfig(controller="gait_tracker"))) + 1
+    assert len(starts) == sum(gait.controller == "gait_tracker" for gait in on_slope)
 
 
 def test_search_starts_from_each_shipped_gait_or_the_defaults(humanoid_walking):
     starts = search_starts(humanoid_walking, SearchConfig())
-    for (controller, start), gait in zip(starts, shipped_gaits("humanoid"), strict=True):
+    for (controller, start), gait in zip(starts, shipped_gaits("humanoid", "flat"), strict=True):
         assert controller.kind == gait.controller
         np.testing.assert_array_equal(start, gait.vector(controller))
     (only, start), = search_starts(humanoid_walking, SearchConfig(controller="gait_machine"))
@@ -852,15 +853,16 @@ def test_the_reward_picks_the_shipped_gait(humanoid_walking, speed, kept):
     assert len(messages) == 1 and messages[0].startswith(f"{kept} generation 1/1")
 
 
-def test_a_slow_walk_starts_the_muscle_legs_from_their_slow_gait():
-    """myolegs-slow.json (0.6 m/s, "for_terrain": "flat") is a start on flat ground only, as are the turning gaits,
-    the straight-knee gait and the fast gait, and the one a slow walk at 0.6 m/s picks; the canonical walk picks the
-    main gait (no generations: the gaits as they are)."""
-    on_flat = shipped_gaits("myolegs", "flat")
-    slow = Policy.load(GAITS / "myolegs-slow.json")
-    assert len(on_flat) == len(shipped_gaits("myolegs")) + 5 and slow in on_flat
-    assert slow not in shipped_gaits("myolegs", "rough")
-    scene = compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED))
+@pytest.mark.parametrize(("body", "flat_only"), [("myolegs", 5), ("humanoid", 1)])
+def test_a_slow_walk_starts_from_the_slow_gait(body, flat_only):
+    """BODY-slow.json (0.6-0.7 m/s, "for_terrain": "flat") is a start on flat ground only (on the muscle legs, as are
+    the turning gaits, the straight-knee gait and the fast gait), and the one a slow walk at 0.6 m/s picks; the
+    canonical walk picks the main gait (no generations: the gaits as they are)."""
+    on_flat = shipped_gaits(body, "flat")
+    slow = Policy.load(GAITS / f"{body}-slow.json")
+    assert len(on_flat) == len(shipped_gaits(body)) + flat_only and slow in on_flat
+    assert slow not in shipped_gaits(body, "rough")
+    scene = compile_scene(Scene(body, Terrain("flat"), start_speed=WALKING_START_SPEED))
     config = OptimizerConfig(kind="search", duration_s=3.0, nthread=2,
                              search=SearchConfig(generations=0, max_seconds=None))
     for speed, kept in (("0.6", slow), ("np.minimum(1.5 * f.standing_height, start + 0.6 * f.time)", on_flat[0])):
