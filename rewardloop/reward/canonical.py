@@ -221,9 +221,10 @@ with its 32 planner candidates, 116-118 and 12.29-12.48 m, all nine in 2 of 3 se
 40°; without it: 1 of 3). Asking the humanoid for a smaller hip swing as well trades distance for it (2026-12-06, 10-s
 flat walks, 3 seeds): lib.joint_limits capping hip flexion at 35°, 37° or 38° (weight 10 or 30), or an upright trunk
 (weight 10 or 30), met all nine targets in every seed (hip peaks 33.6-37.4°) but walked 10.88-12.17 m, at least 12 m in
-at most 1 of 3 seeds; the walk stays without such a term. The humanoid's slow walk (0.6 m/s) now starts from the tracker
-and goes 0.73-0.76 m/s (without it: 0.57, from the gait machine), outside the task's 0.12 m/s; the loop brings it to
-0.65-0.69 in 2 of 3 seeds (`benchmarks/results/bench_small.json`)."""
+at most 1 of 3 seeds; the walk stays without such a term. The humanoid's slow walk (0.6 m/s) starts from its slow gait
+(humanoid-slow.json, 2026-12-06): 10-s walks at 0.669-0.682 m/s with all nine targets met in seeds 0-2 (before it, from
+the gait machine: 0.56-0.58 m/s, hip peaks 53-55°); the small bench's 4-s walks from the walking start go 0.714-0.726
+m/s, the loop's 0.701-0.714 (`benchmarks/results/bench_small.json`)."""
 
 _WALK_TERMS = _FORWARD + _HEIGHT + _BODY_REST
 """Walks: balance (in _FORWARD) measured in a frame moving at the speed target."""
