@@ -58,6 +58,7 @@ def speed_tolerance(speed: float) -> float:
     """How far from a stated `speed` (m/s, either sign) a walk may go and still meet it (SPEED_TOLERANCE)."""
     return round(max(SPEED_TOLERANCE[0], SPEED_TOLERANCE[1] * abs(speed)), 3)
 
+
 TASK_BODIES = ("humanoid", "myolegs")
 """Bodies the built-in locomotion tasks are listed for (any registered body with legs works)."""
 HAND_BODIES = ("myohand",)
