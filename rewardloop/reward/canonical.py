@@ -123,14 +123,14 @@ def speed(f):
 
 _BACKWARD = '''
 def speed(f):
-    """1 walking back at the target speed ({speed} m/s, reached at 0.3 m/s² from rest), falling off over 0.2 m/s."""
-    target = -np.minimum({speed}, 0.3 * f.time)
+    """1 walking back at the target speed ({speed} m/s, reached at {accel} m/s² from rest), falling off over 0.2 m/s."""
+    target = -np.minimum({speed}, {accel} * f.time)
     return np.exp(-np.square((f.com_vel[..., 0] - target) / 0.2) - np.square(f.com_vel[..., 1] / 0.2))
 
 def path(f):
     """-horizontal distance (m) of the CoM from a point leaving the origin backward at that speed."""
     ramp = np.minimum(f.time, {ramp_s})
-    return -np.hypot(f.com_pos[..., 0] + 0.15 * ramp**2 + {speed} * (f.time - ramp), f.com_pos[..., 1])
+    return -np.hypot(f.com_pos[..., 0] + {half_accel} * ramp**2 + {speed} * (f.time - ramp), f.com_pos[..., 1])
 '''
 """Walking backward as stepping (`_STEPPING`) on a spot that moves back, from rest: the body keeps to a point that
 speeds up at 0.3 m/s² to 0.45 m/s (4.2 m in 10 s), with the pelvis height falling off over 20 cm (`_HEIGHT_LOOSE`).
@@ -143,16 +143,19 @@ of 3 at half its weight, but 2.65-3.44 m; with the height falling off over 20 cm
 3 of 7 in seeds 0-6 (kicking a leg up and toppling back). Other variants fell as often: adding
 `lib.swing_height_limit` at weight 10 in 4 of 6 seeds, `lib.feet_follow` at 0.5 in seeds 3 and 4, the point at 0.4 m/s
 in 4 of 6 (not in seeds 3 and 4), the path at weight 4 in 1 of 2, `balance` at 6 or `posture` at 0.5 in 2 of 3 of
-seeds 3-5. The shipped figures:
-`benchmarks/results/beyond_forward_*.json`."""
+seeds 3-5, `lib.joint_limits` capping hip flexion at 20° (weight 10, against the kick) in 3 of 3 of seeds 3-5. The
+shipped figures: `benchmarks/results/beyond_forward_*.json`."""
 
 BACKWARD_SPEED = 0.45
 """The canonical backward walk's speed (m/s), where the task states none."""
+BACKWARD_ACCEL = 0.3
+"""How fast (m/s²) the backward walk's target speed and moving point speed up from rest."""
 
 
 def _backward(speed: float) -> str:
     """The backward walk's speed and path terms (`_BACKWARD`) at `speed` m/s backward."""
-    return _BACKWARD.format(speed=f"{speed:g}", ramp_s=f"{speed / 0.3:g}")
+    return _BACKWARD.format(speed=f"{speed:g}", accel=f"{BACKWARD_ACCEL:g}", half_accel=f"{BACKWARD_ACCEL / 2:g}",
+                            ramp_s=f"{speed / BACKWARD_ACCEL:g}")
 
 
 _HEIGHT_LOOSE = '''
