@@ -358,12 +358,11 @@ class BuiltinDesigner:
 
     Candidates, in order: every suggestion applied (weights ×2); every suggestion applied strongly (×4) with
     conflicting terms dropped; each suggestion alone; then random log-normal weight perturbations of the first.
-    A motion the critic passes with nothing to fix, in a task that travels, first gets its travel pushed: the terms
-    that reward it (`travel_terms`) weighted ×2, since the task's metric (the distance) then decides between
-    motions the critic ties; at a stated speed its travel target is moved by how far it missed (`reaimed`). A motion
-    that misses its stated speed by more than the task allows gets that aim first, before any suggestion
-    (`_missed_speed_plans`). The perturbations are drawn per run seed and per iteration (the number of edits
-    tried), and no program is proposed twice in a run.
+    A walk off its stated speed gets its travel target moved by how far it missed (`reaimed`) first, before any
+    suggestion (`_missed_speed_plans`). A motion the critic passes with nothing to fix, in a task that travels and
+    states no speed, first gets its travel pushed: the terms that reward it (`travel_terms`) weighted ×2, since the
+    task's metric (the distance) then decides between motions the critic ties. The perturbations are drawn per run
+    seed and per iteration (the number of edits tried), and no program is proposed twice in a run.
     """
 
     name = "builtin"
@@ -419,30 +418,26 @@ class BuiltinDesigner:
         return make
 
     def _travel_plans(self, context: DesignContext, program: RewardProgram) -> list[Plan]:
-        """For a motion that passes with nothing to fix: at a stated speed, its travel target moved by how far the
-        walk missed that speed (`reaimed`); else its travel pushed (`travel_terms` ×2)."""
-        stated, measured = _stated_speed(context), _measured_speed(context)
-        if stated is None:
-            push = [Suggestion(name, "increase", "push the travel the task scores") for name in travel_terms(program)]
-            return [("the motion passes every check, push its travel: " + _describe(push),
-                     self._edits(program, [Edit(s, 2.0) for s in push]))] if push else []
-        if measured is None or abs(measured - stated) < REAIM_MIN:
+        """For a motion that passes with nothing to fix and states no speed: its travel pushed (`travel_terms` ×2);
+        at a stated speed `_missed_speed_plans` aims it instead."""
+        if _stated_speed(context) is not None:
             return []
-        return [_reaim_plan(program, stated, measured, "the motion passes every check")]
+        push = [Suggestion(name, "increase", "push the travel the task scores") for name in travel_terms(program)]
+        return [("the motion passes every check, push its travel: " + _describe(push),
+                 self._edits(program, [Edit(s, 2.0) for s in push]))] if push else []
 
     @staticmethod
     def _missed_speed_plans(context: DesignContext, program: RewardProgram) -> list[Plan]:
-        """For a motion that misses its stated speed by more than the task allows (`tasks.speed_tolerance`): its
-        travel target moved by the miss (`reaimed`), before the critic's suggestions, which rank the faults a person
-        sees and may leave the speed out."""
+        """For a walk off its stated speed by REAIM_MIN or more: its travel target moved by the miss (`reaimed`),
+        before the critic's suggestions, which rank the faults a person sees and may leave the speed out (a walk
+        within the task's tolerance, `tasks.speed_tolerance`, succeeds, but is still aimed at what was asked)."""
         from rewardloop.tasks import speed_tolerance
 
         stated, measured = _stated_speed(context), _measured_speed(context)
-        if stated is None or measured is None or not _travels(context):
+        if stated is None or measured is None or not _travels(context) or abs(measured - stated) < REAIM_MIN:
             return []
-        if abs(measured - stated) <= speed_tolerance(stated):
-            return []
-        return [_reaim_plan(program, stated, measured, "the motion misses its stated speed")]
+        within = abs(measured - stated) <= speed_tolerance(stated)
+        return [_reaim_plan(program, stated, measured, "the motion is off" if within else "the motion misses")]
 
     def _add(self, proposals: list[Proposal], seen: set[str], k: int, rationale: str,
              make: Callable[[], RewardProgram]) -> None:
@@ -510,10 +505,12 @@ def reaimed(program: RewardProgram, by: float) -> RewardProgram:
 
 
 def _reaim_plan(program: RewardProgram, stated: float, measured: float, why: str) -> Plan:
-    """The plan that aims `program`'s travel target by what the walk missed its stated speed (`reaimed`)."""
-    return (f"{why} at {measured:.3f} m/s, {measured - stated:+.3f} from the stated {stated:g}: aim its travel "
-            f"target {abs(measured - stated):.3f} m/s {'lower' if measured > stated else 'higher'}",
-            functools.partial(reaimed, program, stated - measured))
+    """The plan that aims `program`'s travel target by what the walk missed its stated speed (`reaimed`); `why`
+    opens its rationale, e.g. 'the motion misses'."""
+    miss = measured - stated
+    return (f"{why} its stated speed at {measured:.3f} m/s, {miss:+.3f} from the stated {stated:g}: aim its travel "
+            f"target {abs(miss):.3f} m/s {'lower' if miss > 0 else 'higher'}",
+            functools.partial(reaimed, program, -miss))
 
 
 def _measured_speed(context: DesignContext) -> float | None:

@@ -110,7 +110,7 @@ def test_a_passing_walk_that_misses_its_stated_speed_is_aimed_the_other_way():
     slow, passed = canonical("walk", speed=0.6), Critique(True, 9.8)
     ask = "walk forward slowly at 0.6 m/s"
     fast = BuiltinDesigner().propose(DesignContext(ask, slow, passed, metrics=_metrics(0.627)), 1)[0]
-    assert fast.rationale.startswith("the motion passes every check at 0.627 m/s, +0.027 from the stated 0.6")
+    assert fast.rationale.startswith("the motion is off its stated speed at 0.627 m/s, +0.027 from the stated 0.6")
     assert "np.minimum(0.573, start" in fast.program.source and "np.minimum(0.6," not in fast.program.source
     assert fast.program.weights == slow.weights  # the target moves, the weights stay
     library = library_program(DesignContext(ask, None, None).targets())
@@ -122,15 +122,18 @@ def test_a_passing_walk_that_misses_its_stated_speed_is_aimed_the_other_way():
         reaimed(canonical("walk"), 0.1)  # its top is the body's speed, not a stated one
 
 
-def test_a_walk_outside_its_stated_speed_is_aimed_before_any_suggestion():
+def test_a_walk_off_its_stated_speed_is_aimed_before_any_suggestion():
     slow, ask = canonical("walk", speed=0.6), "walk forward slowly at 0.6 m/s"
     faulted = Critique(False, 9.4, suggestions=(Suggestion("upright", "increase", "the trunk leans"),))
     first, then = BuiltinDesigner().propose(DesignContext(ask, slow, faulted, metrics=_metrics(0.726)), 2)
     assert first.rationale.startswith("the motion misses its stated speed at 0.726 m/s, +0.126 from the stated 0.6")
     assert "np.minimum(0.474, start" in first.program.source and first.program.weights == slow.weights
     assert then.rationale.startswith("apply every suggestion") and "np.minimum(0.6, start" in then.program.source
-    within = BuiltinDesigner().propose(DesignContext(ask, slow, faulted, metrics=_metrics(0.71)), 1)[0]
-    assert within.rationale.startswith("apply every suggestion")  # 0.11 off: within the task's 0.12 m/s
+    within, then = BuiltinDesigner().propose(DesignContext(ask, slow, faulted, metrics=_metrics(0.714)), 2)
+    assert within.rationale.startswith("the motion is off its stated speed at 0.714")  # within the task's 0.12 m/s
+    assert "np.minimum(0.486, start" in within.program.source and then.rationale.startswith("apply every suggestion")
+    near = BuiltinDesigner().propose(DesignContext(ask, slow, faulted, metrics=_metrics(0.602)), 1)[0]
+    assert near.rationale.startswith("apply every suggestion")  # within REAIM_MIN: nothing to aim
     plain = BuiltinDesigner().propose(DesignContext("walk forward", canonical("walk"), faulted,
                                                     metrics=_metrics(0.726)), 1)[0]
     assert plain.rationale.startswith("apply every suggestion")  # no stated speed: nothing to aim at
