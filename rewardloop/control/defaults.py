@@ -38,7 +38,8 @@ STANDING_PLANNERS: dict[str, dict[str, Any]] = {
     # settings (a 0.6-s horizon) stepped about, wandered up to 1.2 m and fell at 4.8-5.1 s (48, 32 or 24 samples;
     # noise 0.08 or 0.04). With noise 0.04 and 32 samples, a 1.0-s horizon over 8 knots replanned every 30 ms stood
     # on seeds 0 and 1 and fell at 8.5 s on seed 2; a 1.2-s horizon over 10 knots stays up on all three, though
-    # swinging its arms, lifting a leg and twisting (2026-12-05, benchmarks/results/beyond_forward_humanoid.json).
+    # swinging its arms, lifting a leg and twisting (2026-12-05, benchmarks/results/beyond_forward_humanoid.json), in
+    # 104-116 s a stand; 24 samples took 82-92 s and fell at 6.0 s in seed 2 (2026-12-06).
     "torque": {"samples": 32, "horizon_s": 1.2, "knots": 10, "noise": 0.04, "replan_every": 6},
     # Held at their start posture the muscle legs topple backwards in 1.4 s, and with the walking settings MPPI's
     # plans fell at 2.1 s on rough ground in 197 s (seed 0). Under the ankle strategy (`plants.AnkleBalance`) they
