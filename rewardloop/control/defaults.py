@@ -39,7 +39,10 @@ STANDING_PLANNERS: dict[str, dict[str, Any]] = {
     # noise 0.08 or 0.04). With noise 0.04 and 32 samples, a 1.0-s horizon over 8 knots replanned every 30 ms stood
     # on seeds 0 and 1 and fell at 8.5 s on seed 2; a 1.2-s horizon over 10 knots stays up on all three, though
     # swinging its arms, lifting a leg and twisting (2026-12-05, benchmarks/results/beyond_forward_humanoid.json), in
-    # 104-116 s a stand; 24 samples took 82-92 s and fell at 6.0 s in seed 2 (2026-12-06).
+    # 104-116 s a stand; 24 samples took 82-92 s and fell at 6.0 s in seed 2. Probes (seeds 0-2, 2026-12-06): the plan
+    # pulled 1 % back to the start posture at each replan (`leak`) or stiffer PD gains (kp 12, kd 0.6) still shifted
+    # the feet 4-19 times, 0.21-0.61 m; noise 0.02 fell at 9.6 s (seed 0); raw-torque predictive sampling (32 samples,
+    # 0.5 s ahead, every 10 ms) fell at 4.2 s in 154 s (seed 0).
     "torque": {"samples": 32, "horizon_s": 1.2, "knots": 10, "noise": 0.04, "replan_every": 6},
     # Held at their start posture the muscle legs topple backwards in 1.4 s, and with the walking settings MPPI's
     # plans fell at 2.1 s on rough ground in 197 s (seed 0). Under the ankle strategy (`plants.AnkleBalance`) they
