@@ -191,6 +191,22 @@ def test_contact_flickers_are_not_touchdowns():
     assert left.tolist() == [100, 200]  # only the real touchdowns at 1 s and 2 s
 
 
+def test_the_landings_that_end_the_settling_at_the_start_are_no_steps():
+    # The walk seen from 0.86 s on: the left foot ends a swing at 0.14 s, the right one is in stance but starts 2 cm
+    # up and settles at 0.06 s. Counted as touchdowns, those two landings 0.08 s apart would make the left's mean
+    # step time (0.08 + 0.5 × 3) / 4 = 0.395 s against the right's 0.5 s, a 23 % limp, and quicken the cadence.
+    walk = _walk(seconds=4.86)
+    late = {name: values[86:] for name, values in walk.items()}
+    late["time"] = late["time"] - late["time"][0]
+    late["right_foot_contact"][:6] = 0.0
+    late["right_foot_height"][:6] = 0.02
+    events = detect_events(_features(late))
+    assert events.touchdowns[:, 2].tolist() == [64, 114, 164, 214, 264, 314, 364]  # not 6 and 14
+    analysis = analyze_gait(_features(late)).measures
+    assert analysis.step_time_asymmetry[0] == pytest.approx(0.0, abs=1e-9)
+    assert analysis.cadence[0] == pytest.approx(120.0)
+
+
 def test_batch_matches_rows_one_at_a_time():
     kick = _walk()
     kick["left_hip_flexion"] = kick["left_hip_flexion"] + np.radians(30.0)

@@ -432,16 +432,23 @@ def motions():
     return {"walking": walking, "other": other, "myolegs": legs}
 
 
-def test_touchdowns_are_the_gait_analysis_touchdowns(motions):
+def test_touchdowns_are_the_gait_analysis_touchdowns_and_the_landings_that_end_a_gap_open_from_the_start(motions):
+    # The analysis judges a whole motion, where a foot off the ground at the first sample is the body settling onto
+    # it; the terms also score the planner's look-ahead windows, which begin mid-stride, where that landing ends a
+    # swing. They keep it.
     from rewardloop.critic.gait import detect_events
 
     f = motions["walking"]
     events = detect_events(f).touchdowns
-    for side, mine in enumerate(L._gait_touchdowns(f)):
+    for side, (mine, contact) in enumerate(zip(L._gait_touchdowns(f), L._both(f, "foot_contact"), strict=True)):
         rows, samples = np.nonzero(mine)
-        theirs = events[events[:, 1] == side]
-        np.testing.assert_array_equal(np.stack([rows, samples], axis=1), theirs[:, [0, 2]])
-        assert len(samples) >= 6  # three strides or more per foot in 2 s, both motions
+        theirs = events[events[:, 1] == side][:, [0, 2]]
+        airborne = L._clean_contact(np.asarray(contact), f.dt)[:, 0] < 0.5  # [B] off the ground at the first sample
+        first = np.concatenate([[True], rows[1:] != rows[:-1]])
+        start_landings = first & airborne[rows]
+        assert start_landings.any()  # both walks start with a foot in the air
+        np.testing.assert_array_equal(np.stack([rows, samples], axis=1)[~start_landings], theirs)
+        assert len(theirs) >= 4  # two strides or more per foot in 2 s, both motions
 
 
 def test_human_gait_tracking_scores_the_gait_above_collapse_and_flailing(motions):

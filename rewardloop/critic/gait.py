@@ -8,8 +8,10 @@ their angles are radians, every angle returned here is in degrees, the unit of t
 Definitions:
 - cleaned contact: foot contact with touches shorter than `flicker_s` removed, and with off-contact gaps filled
   unless they are a swing (at least `flicker_s` long, and `min_swing_s` long or the foot rose `min_rise_m`).
-- touchdown: a rising edge of the cleaned contact; stride: two consecutive touchdowns of the same foot at most
-  `max_stride_s` apart; step: two consecutive touchdowns of either foot at most `max_stride_s` apart.
+- touchdown: a rising edge of the cleaned contact that ends a gap begun within the trajectory (a foot off the
+  ground from the first sample lands without a swing seen whole: the body settling onto its feet at the start, whose
+  first landings are hundredths of a second apart, is no step); stride: two consecutive touchdowns of the same foot
+  at most `max_stride_s` apart; step: two consecutive touchdowns of either foot at most `max_stride_s` apart.
 - phase: each stride resampled (linearly) onto the reference's 0..100 % grid, 0 = touchdown.
 - mid-stance: 10-30 % of the cycle (Perry's mid-stance phase), `GaitThresholds.midstance`.
 
@@ -157,7 +159,8 @@ class GaitEvents:
     contact: np.ndarray
     """[B, 2, T] bool cleaned foot contact."""
     touchdowns: np.ndarray
-    """[K, 3] int (trajectory, side, sample index) of every touchdown, sorted by trajectory then sample."""
+    """[K, 3] int (trajectory, side, sample index) of every touchdown, sorted by trajectory then sample; a foot off
+    the ground from the first sample has its first landing left out (the module docstring)."""
     strides: np.ndarray
     """[N, 4] int (trajectory, side, start sample, end sample) of every stride; the end is the next touchdown."""
 
@@ -298,6 +301,8 @@ def detect_events(features: Features, thresholds: GaitThresholds | None = None) 
         for s in range(len(SIDES)):
             cleaned[b, s] = _clean_contact(contact[b, s], height[b, s], dt, th)
             rising = np.flatnonzero(cleaned[b, s, 1:] & ~cleaned[b, s, :-1]) + 1
+            if not cleaned[b, s, 0]:
+                rising = rising[1:]  # the landing that ends the gap open since the start (see the module docstring)
             found.append(np.stack([np.full_like(rising, b), np.full_like(rising, s), rising], axis=1))
     touchdowns = np.concatenate(found).reshape(-1, 3)
     return GaitEvents(cleaned, touchdowns[np.lexsort((touchdowns[:, 2], touchdowns[:, 0]))],
