@@ -143,7 +143,19 @@ def test_flailing_arms_from_hands_swinging_across():
     np.testing.assert_allclose(analysis.measures.arm_excursion, [0.0395, 0.4938], rtol=0.01)
     flailing = analysis.detections["flailing_arms"]
     assert flailing.detected.tolist() == [False, True]
-    assert np.sin(2 * np.pi * flailing.time[1]) == pytest.approx(1.0, abs=1e-3)  # furthest at a peak of the sine
+    assert abs(np.sin(2 * np.pi * flailing.time[1])) == pytest.approx(1.0, abs=1e-3)  # furthest at a sine's peak
+
+
+def test_the_worst_moments_of_trunk_and_arms_come_after_the_body_settled():
+    # The start pose holds the hands 0.4 m out and the trunk tipped 20 degrees for 0.1 s: within the 5-95 % tails of
+    # 5 s, so the ranges are the walk's; their worst moments are looked for from the first touchdown (0.5 s) on.
+    walk = _with_hands(_walk(), across=0.25)
+    walk["left_hand_pos"][:10, 1] += 0.4
+    walk["torso_up"][:10] = [np.sin(np.radians(20.0)), 0.0, np.cos(np.radians(20.0))]
+    m = analyze_gait(_features(walk)).measures
+    assert m.arm_excursion[0] == pytest.approx(0.4938, rel=0.01) and m.trunk_pitch_range[0] == pytest.approx(0.0)
+    assert m.arm_worst_time[0] >= 0.5 and abs(np.sin(2 * np.pi * m.arm_worst_time[0])) == pytest.approx(1.0, abs=1e-3)
+    assert m.trunk_worst_time[0] >= 0.5
 
 
 def test_arms_are_nan_without_hands_or_with_hands_at_the_torso():

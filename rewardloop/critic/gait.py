@@ -208,12 +208,13 @@ class GaitMeasures:
     trunk_roll_range: np.ndarray
     """5-95 % range of trunk roll (deg, + = leaning left)."""
     trunk_worst_time: np.ndarray
-    """Time of the largest trunk pitch or roll deviation from its median (s)."""
+    """Time of the largest trunk pitch or roll deviation from its median (s), from the first touchdown on."""
     arm_excursion: np.ndarray
     """Largest 5-95 % range of a hand's position relative to the torso, sideways or up-down in the heading frame
     (m); NaN without arms."""
     arm_worst_time: np.ndarray
-    """Time a hand is furthest, sideways or up-down, from its median position relative to the torso (s)."""
+    """Time a hand is furthest, sideways or up-down, from its median position relative to the torso (s), from the
+    first touchdown on."""
 
 
 @dataclass(frozen=True)
@@ -380,7 +381,7 @@ def _measures(features: Features, events: GaitEvents, curves: np.ndarray, phase:
     batch, dt = events.contact.shape[0], float(features.dt)
     per_row = _stride_measures(features, events, phase, batch)
     window = (phase >= th.midstance[0]) & (phase <= th.midstance[1])
-    knee = curves[:, :, JOINTS.index("knee_flexion")]
+    knee, settled = curves[:, :, JOINTS.index("knee_flexion")], _settled(events)
     return GaitMeasures(
         stride_count=np.bincount(events.strides[:, 0], minlength=batch),
         cadence=_cadence(events.touchdowns, batch, dt, round(th.max_stride_s / dt)),
@@ -390,7 +391,18 @@ def _measures(features: Features, events: GaitEvents, curves: np.ndarray, phase:
         step_time_asymmetry=_step_time_asymmetry(events.touchdowns, batch, dt, round(th.max_stride_s / dt)),
         knee_midstance=_mean_finite(knee[..., window].mean(axis=-1), axis=1),
         peak_knee_swing=per_row["swing_knee"], pelvis_yaw_range=per_row["yaw_range"],
-        **_peak_hip(features), **_swing_feet(features, events.contact), **_trunk(features), **_arms(features))
+        **_peak_hip(features), **_swing_feet(features, events.contact),
+        **_trunk(features, settled), **_arms(features, settled))
+
+
+def _settled(events: GaitEvents) -> np.ndarray:
+    """[B, T] bool: the samples from each trajectory's first touchdown on (every sample without one), where the
+    trunk's and the hands' worst moments are looked for: before it the body is still settling from its start pose,
+    which no reward changes."""
+    batch, length = events.contact.shape[0], events.contact.shape[-1]
+    first = np.full(batch, length)
+    np.minimum.at(first, events.touchdowns[:, 0], events.touchdowns[:, 2])
+    return np.arange(length)[None, :] >= np.where(first == length, 0, first)[:, None]
 
 
 def _stride_measures(features: Features, events: GaitEvents, phase: np.ndarray,
@@ -483,15 +495,16 @@ def _swing_feet(features: Features, contact: np.ndarray) -> dict[str, np.ndarray
             "peak_swing_foot_side": np.where(np.isfinite(peak), worst // length, np.nan)}
 
 
-def _trunk(features: Features) -> dict[str, np.ndarray]:
-    """Trunk pitch and roll of the torso's up axis in the heading frame (deg)."""
+def _trunk(features: Features, settled: np.ndarray) -> dict[str, np.ndarray]:
+    """Trunk pitch and roll of the torso's up axis in the heading frame (deg); the worst moment among the `settled`
+    samples ([B, T] bool)."""
     up, heading = features.torso_up, features.heading
     cos, sin = np.cos(heading), np.sin(heading)
     pitch = np.degrees(np.arctan2(up[..., 0] * cos + up[..., 1] * sin, up[..., 2]))
     roll = np.degrees(np.arctan2(-up[..., 0] * sin + up[..., 1] * cos, up[..., 2]))
     deviation = np.maximum(np.abs(pitch - np.median(pitch, axis=1, keepdims=True)),
                            np.abs(roll - np.median(roll, axis=1, keepdims=True)))
-    worst = np.argmax(deviation, axis=1)[:, None]
+    worst = np.argmax(np.where(settled, deviation, -1.0), axis=1)[:, None]
     return {"trunk_pitch_mean": pitch.mean(axis=1), "trunk_pitch_range": _spread(pitch),
             "trunk_roll_range": _spread(roll),
             "trunk_worst_time": np.take_along_axis(features.time, worst, axis=1)[:, 0]}
@@ -503,9 +516,10 @@ def _spread(x: np.ndarray, axis: int = 1) -> np.ndarray:
     return high - low
 
 
-def _arms(features: Features) -> dict[str, np.ndarray]:
+def _arms(features: Features, settled: np.ndarray) -> dict[str, np.ndarray]:
     """Hands relative to the torso in the heading frame: the largest sideways or up-down 5-95 % range (m) and the
-    time of the largest deviation from the median; NaN for a body without arms or features without hands."""
+    time of the largest deviation from the median among the `settled` samples ([B, T] bool); NaN for a body without
+    arms or features without hands."""
     batch = features.batch_shape[0]
     if not all(f"{side}_hand_pos" in features for side in SIDES):
         return {"arm_excursion": np.full(batch, np.nan), "arm_worst_time": np.full(batch, np.nan)}
@@ -515,7 +529,8 @@ def _arms(features: Features) -> dict[str, np.ndarray]:
     flat = across.reshape(batch, 4, -1)  # [B, sideways/up-down × side, T]
     excursion = _spread(flat, axis=-1).max(axis=1)
     deviation = np.abs(flat - np.median(flat, axis=-1, keepdims=True)).max(axis=1)  # [B, T]
-    worst = np.take_along_axis(features.time, np.argmax(deviation, axis=1)[:, None], axis=1)[:, 0]
+    worst = np.take_along_axis(features.time, np.argmax(np.where(settled, deviation, -1.0), axis=1)[:, None],
+                               axis=1)[:, 0]
     armless = np.abs(offset).max(axis=(1, 2, 3)) == 0.0
     return {"arm_excursion": np.where(armless, np.nan, excursion), "arm_worst_time": np.where(armless, np.nan, worst)}
 
