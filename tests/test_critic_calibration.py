@@ -241,3 +241,12 @@ def test_standing_still_is_judged_by_a_persons_composure(beyond_observed):
     observed = beyond_observed["fidgety_stand"]
     gated = apply_gates(believed, "stand still", observed.descriptors, observed.gait)
     assert not gated.success and "standing unlike people's (trunk_wobble, flailing_arms)" in gated.overrides[0]
+
+
+def test_flailing_arms_ask_for_quiet_hands_not_more_swing(beyond_observed):
+    # The posture MPC's march swings a hand 0.3 m and more across and up-down; a reward for a fore-aft arm swing
+    # (lib.arm_swing) leaves that swing as it is or widens it, a cost on the hands' speed (lib.hands_still) narrows it.
+    critique = BuiltinCritic().critique_observation("march in place with high knees", beyond_observed["flailing_march"])
+    assert any("arms flail" in issue.problem for issue in critique.issues), critique.issues
+    terms = [s.term for s in critique.suggestions]
+    assert "hands_still" in terms and "arm_swing" not in terms, terms

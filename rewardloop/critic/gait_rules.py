@@ -251,7 +251,7 @@ def _flailing_arms(facts: GaitFacts) -> Finding:
     fault = facts.faults.flail_m
     return _finding("flailing_arms", _grade(excursion, fault / 2, fault), bool(facts.row["flailing_arms"]),
                     excursion <= fault / 2, issue, (
-                        Suggestion("arm_swing", "add", "swing the arms fore-aft against the legs", {"amplitude": 0.1}),
+                        Suggestion("hands_still", "add", "quiet the hands: less swing across and up-down"),
                         Suggestion("action_smoothness", "add", "calm the arm commands")))
 
 
@@ -281,16 +281,10 @@ STANDING_WEIGHT = 3.0
 the calibration set's calm stand scores 7.7, the fidgety one 6.4 (`tests/test_critic_calibration.py`)."""
 
 
-_STANDING_EDITS = {"flailing_arms": (Suggestion("hands_still", "add", "keep the hands still"),)}
-"""Edits that address a standing check before the gait check's own."""
-
-
 def _composed(finding: Finding) -> Finding:
-    """A gait check re-weighted as a check of standing still (STANDING_WEIGHT; none where its part is missing),
-    standing's own edits first and none that asks for a walking motion (an arm swing)."""
-    edits = _STANDING_EDITS.get(finding.check, ()) + tuple(s for s in finding.suggestions if s.term != "arm_swing")
+    """A gait check re-weighted as a check of standing still (STANDING_WEIGHT; none where its part is missing)."""
     return dataclasses.replace(finding, weight=STANDING_WEIGHT if finding.weight else 0.0,
-                               suggestions=edits if finding.issue else ())
+                               suggestions=finding.suggestions if finding.issue else ())
 
 
 _NOT_IN_PLACE = ("hip_shape", "scuffing")
