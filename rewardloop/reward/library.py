@@ -389,7 +389,9 @@ def _clean_contact(contact: np.ndarray, dt: float, flicker_s: float = 0.05, swin
 
 
 def _gait_touchdowns(f: FeatureLike) -> tuple[np.ndarray, np.ndarray]:
-    """[B, T] bool touchdowns of the left and right foot: rising edges of the debounced contact (never at t = 0)."""
+    """[B, T] bool touchdowns of the left and right foot: rising edges of the debounced contact (never at t = 0).
+    Unlike the critic's gait analysis, a foot off the ground from the first sample keeps its first landing: terms
+    also score the planner's look-ahead windows, which begin mid-stride, where that landing ends a real swing."""
     left, right = (_touchdowns(_clean_contact(np.asarray(c), f.dt).astype(float)) > 0.5
                    for c in _both(f, "foot_contact"))
     return left, right
