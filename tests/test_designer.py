@@ -68,7 +68,8 @@ def test_builtin_designer_turns_a_fall_critique_into_distinct_edits(humanoid_fla
     assert len({p.hash for p in programs} | {walk.hash}) == 7  # all distinct, none the current program
     first = programs[0]
     assert "alive" in first.weights and first.weights["upright"] == 2 * walk.weights["upright"]  # add; ×2
-    strong = programs[1]
+    paced, strong = programs[1:3]
+    assert paced.weights == {**first.weights, "speed": 1.5 * walk.weights["speed"]}
     assert strong.weights["upright"] == 4 * walk.weights["upright"]
     assert "rule-based" in proposals[0].designer and "not a language model" in proposals[0].designer
 
@@ -99,6 +100,19 @@ def test_a_passing_walk_gets_its_travel_pushed_and_a_standing_task_does_not():
     stand = canonical("stand")
     still = BuiltinDesigner().propose(DesignContext("stand still", stand, passed), 1)[0]
     assert still.rationale.startswith("explore")  # travel terms exist ('still') but the task does not travel
+
+
+def test_a_fix_to_a_walk_that_states_no_speed_is_also_tried_with_its_travel_pushed():
+    walk, arms = canonical("walk"), Critique(True, 9.87, suggestions=(
+        Suggestion("hands_still", "add", "the hands flail"),))
+    plain, paced, strong = BuiltinDesigner().propose(DesignContext("walk forward", walk, arms), 3)
+    assert paced.rationale.startswith("apply every suggestion and keep the pace: add hands_still, increase speed")
+    assert paced.program.weights == {**plain.program.weights, "speed": 1.5 * walk.weights["speed"]}
+    assert strong.rationale.startswith("apply every suggestion strongly")
+    slow = canonical("walk", speed=0.6)  # a stated speed is aimed at, not pushed
+    plans = BuiltinDesigner().propose(DesignContext("walk forward slowly at 0.6 m/s", slow, arms), 2)
+    assert [p.rationale.split(":")[0] for p in plans] == ["apply every suggestion",
+                                                           "apply every suggestion strongly, drop conflicting terms"]
 
 
 def _metrics(speed: float) -> TaskMetrics:
