@@ -359,8 +359,9 @@ BUILTIN_LABEL = "builtin (rule-based reward edits from the critique, not a langu
 class BuiltinDesigner:
     """Rule-based edits from the critique's suggestions (see apply_edit); offline and deterministic per seed.
 
-    Candidates, in order: every suggestion applied (weights ×2); every suggestion applied strongly (×4) with
-    conflicting terms dropped; each suggestion alone; then random log-normal weight perturbations of the first.
+    Candidates, in order: every suggestion applied (weights ×2); in a task that travels and states no speed, the
+    same with its travel pushed (`_paced_plans`); every suggestion applied strongly (×4) with conflicting terms
+    dropped; each suggestion alone; then random log-normal weight perturbations of the first.
     A walk off its stated speed gets its travel target moved by how far it missed (`reaimed`) first, before any
     suggestion (`_missed_speed_plans`). A motion the critic passes with nothing to fix, in a task that travels and
     states no speed, first gets its travel pushed: the terms that reward it (`travel_terms`) weighted ×2, since the
@@ -432,9 +433,8 @@ class BuiltinDesigner:
 
     def _paced_plans(self, context: DesignContext, program: RewardProgram, usable: list[Suggestion]) -> list[Plan]:
         """For a task that travels and states no speed: every suggestion applied with its travel pushed too
-        (`travel_terms` ×PACE_PUSH). A fix costs effort the planner pays from the travel the task scores (quieter
-        hands: 0.04 m less in 4 s); where the critic ties this motion with the plain fix, the task's metric keeps
-        the one that went further."""
+        (`travel_terms` ×PACE_PUSH). A fix may cost effort the planner pays from the travel the task scores; where
+        the critic ties this motion with the plain fix, the task's metric keeps the one that went further."""
         if _stated_speed(context) is not None or not _travels(context):
             return []
         push = [Suggestion(name, "increase", "keep the travel the task scores") for name in travel_terms(program)

@@ -117,12 +117,11 @@ def task_targets(description: str, spec: TaskSpec | None = None) -> Targets:
 
 BUILTIN_TIE = 0.1
 """Score difference (0-10) within which the builtin critic calls two motions equal and the loop lets the task metric
-decide, unless one of them succeeds and the other does not. At 0.5, a demo candidate whose edit took the humanoid's
-cadence from 135 to 126 steps/min (the critic's quick-steps complaint gone, 9.64 against 9.52) lost to the canonical
-walk by 0.10 m of distance in 4 s. Without the success rule, the muscle legs' canonical walk with a trunk wobble (9.88,
-no success) beat four candidates that had lost it (9.81-9.87, success) on distance (the small bench, 2026-12-05). The
-number of faults does not break the tie: it let a walk scoring 9.93 with fewer faults displace one scoring 9.99 that
-went 0.35 m further in 4 s (the humanoid's flat walk, seed 0); a fix that costs no travel wins on the metric."""
+decide. At 0.5, a demo candidate whose edit took the humanoid's cadence from 135 to 126 steps/min (the critic's
+quick-steps complaint gone, 9.64 against 9.52) lost to the canonical walk by 0.10 m of distance in 4 s. Nothing else
+breaks the tie: with the success verdict (every check met) or the number of faults deciding within it, a borderline
+fault outweighed the score and the metric (the small bench at c34d416: a flat walk scoring 9.93 that met every check
+displaced one scoring 9.99 that went 0.35 m further in 4 s, its hands 0.16 m across)."""
 
 
 class BuiltinCritic:
@@ -154,13 +153,12 @@ class BuiltinCritic:
 
     def compare(self, description: str, a: Observation, b: Observation, *,
                 spec: TaskSpec | None = None) -> Verdict:
-        """The higher-scoring motion; within BUILTIN_TIE points the one that succeeds (meets every check) where the
-        other does not, else 'tie'."""
+        """The higher-scoring motion; 'tie' within BUILTIN_TIE points."""
         first = self.critique_observation(description, a, spec=spec)
         second = self.critique_observation(description, b, spec=spec)
         if abs(first.score - second.score) >= BUILTIN_TIE:
             return "a" if first.score > second.score else "b"
-        return "tie" if first.success == second.success else ("a" if first.success else "b")
+        return "tie"
 
 
 def _critique_manipulation(manipulation: Any, observation: Observation) -> Critique:
