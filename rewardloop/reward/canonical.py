@@ -227,7 +227,7 @@ flat walks, 3 seeds): lib.joint_limits capping hip flexion at 35°, 37° or 38°
 at most 1 of 3 seeds; the walk stays without such a term. The humanoid's slow walk (0.6 m/s) starts from its slow gait
 (humanoid-slow.json, 2026-12-06): 10-s walks at 0.669-0.682 m/s with all nine targets met in seeds 0-2 (before it, from
 the gait machine: 0.56-0.58 m/s, hip peaks 53-55°); the small bench's 4-s walks from the walking start go 0.714-0.726
-m/s, the loop's 0.682-0.712 (`benchmarks/results/bench_small.json`)."""
+m/s, the loop's 0.657-0.693 (`benchmarks/results/bench_small.json`)."""
 
 _WALK_TERMS = _FORWARD + _HEIGHT + _BODY_REST
 """Walks: balance (in _FORWARD) measured in a frame moving at the speed target."""
