@@ -425,9 +425,7 @@ class BuiltinDesigner:
     def _travel_plans(self, context: DesignContext, program: RewardProgram) -> list[Plan]:
         """For a motion that passes with nothing to fix and states no speed: its travel pushed (`travel_terms` ×2);
         at a stated speed `_missed_speed_plans` aims it instead."""
-        if _stated_speed(context) is not None:
-            return []
-        push = [Suggestion(name, "increase", "push the travel the task scores") for name in travel_terms(program)]
+        push = _travel_push(context, program, "push the travel the task scores")
         return [("the motion passes every check, push its travel: " + _describe(push),
                  self._edits(program, [Edit(s, 2.0) for s in push]))] if push else []
 
@@ -435,10 +433,7 @@ class BuiltinDesigner:
         """For a task that travels and states no speed: every suggestion applied with its travel pushed too
         (`travel_terms` ×PACE_PUSH). A fix may cost effort the planner pays from the travel the task scores; where
         the critic ties this motion with the plain fix, the task's metric keeps the one that went further."""
-        if _stated_speed(context) is not None or not _travels(context):
-            return []
-        push = [Suggestion(name, "increase", "keep the travel the task scores") for name in travel_terms(program)
-                if name not in {s.term for s in usable}]
+        push = _travel_push(context, program, "keep the travel the task scores", skip={s.term for s in usable})
         if not push:
             return []
         edits = [Edit(s, 2.0) for s in usable] + [Edit(s, PACE_PUSH) for s in push]
@@ -497,6 +492,15 @@ def travel_terms(program: RewardProgram) -> list[str]:
            if not calls and reads & _VELOCITY and reads <= _VELOCITY | _TIME}
     found = own.union(*(matching_terms(program, term) for term in ("forward_velocity", "velocity_tracking")))
     return [name for name in program.term_names if name in found]
+
+
+def _travel_push(context: DesignContext, program: RewardProgram, reason: str, *,
+                 skip: frozenset[str] | set[str] = frozenset()) -> list[Suggestion]:
+    """An 'increase' of each of the program's `travel_terms` not in `skip`, in a task that travels and states no
+    speed (at a stated speed the walk is aimed, not pushed); [] otherwise."""
+    if _stated_speed(context) is not None or not _travels(context):
+        return []
+    return [Suggestion(name, "increase", reason) for name in travel_terms(program) if name not in skip]
 
 
 PACE_PUSH = 1.5
