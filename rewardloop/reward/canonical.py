@@ -203,37 +203,37 @@ main gait in 2 of 3 seeds); at 15 the straight-knee gait's median leads by 0.16-
 (measured with `benchmarks/start_picks.py`, 2026-11-29)."""
 
 _PACE = "pace = np.maximum(1.0, ({top} / (1.5 * f.standing_height)) ** 0.58)"
-"""How much quicker than at the body's canonical speed people step at the walk's target speed (`_CADENCE`): (target /
-the canonical speed) ** 0.58 above that speed, 1 below it. Not lower below it: the critic's human-likeness target is
+"""How much quicker than 1.5-1.83 steps/s people step at the walk's target speed (`_CADENCE`): (target / the body's
+canonical speed) ** 0.58 above that speed, 1 below it. Not lower below it: the critic's human-likeness target is
 90-130 steps/min at any speed, and with the band scaled down at 0.6 m/s (to 58-70 steps/min) the muscle legs' slow
 walks in the small bench stepped below 90 (2026-12-05)."""
 
-CADENCE_BAND = (0.5274, 0.6022)
-"""People's step rate at their own speed, mean ± 1 SD, as a dimensionless cadence (steps/s × sqrt(leg length / g),
-Hof's scaling; the packaged normative data, `critic.gait.human_gait_reference`: 0.5648 ± 0.0374). With the standing
-pelvis height as the leg length it is 107-122 steps/min for the humanoid (0.87 m) and 101-115 for the muscle legs
-(0.97 m) at the canonical speed."""
-
 _CADENCE = f'''
 def cadence(f):
-    """-distance (steps/s) of the step rate outside people's, {CADENCE_BAND[0]}-{CADENCE_BAND[1]} x sqrt(9.81 /
-    standing height), scaled by (target / (1.5 x standing height)) ** 0.58 above that speed."""
+    """-distance (steps/s) of each step's rate outside people's band at the target speed: 1.5-1.83 steps/s up to
+    1.5 x standing height m/s, scaled by (target / that) ** 0.58 above it."""
     {_PACE.format(top=_TOP_SPEED)}
-    rate = np.sqrt(9.81 / f.standing_height)
-    return lib.cadence_band(f, low={CADENCE_BAND[0]} * rate * pace, high={CADENCE_BAND[1]} * rate * pace)
+    return lib.cadence_band(f, low=1.5 * pace, high=1.83 * pace)
 '''
-"""People's step rate in the flat walk; people's step length grows as speed ** 0.42 and their step rate as speed **
-0.58 (Grieve's relation). Without it both bodies stepped faster than people at their speed: 128-131 steps/min on the
-humanoid, 137-143 on the muscle legs (people: 90-130). 10-s flat walks with the gait planner (3 seeds,
-`benchmarks/bench_gait.py`): with the band at 1.5-1.83 steps/s for every body (90-110 steps/min, 2026-12-05 to
-2026-12-06), below the humanoid's normative 114 ± 8, the muscle legs met all nine human-likeness targets in every seed,
-and the humanoid, pulled to 109-112 steps/min with longer steps, in 2 of 3: its hip peaked at 38.0-40.4° (the target is
-at most 40°). Asking it for a smaller hip swing instead traded distance for it: lib.joint_limits capping hip flexion at
-35-40° (weight 10 or 30), or an upright trunk (weight 10 or 30), met all nine targets in every seed but walked
-10.88-12.27 m, at least 12 m in at most 1 of 3 seeds. With the band at people's ± 1 SD for the leg length
-(2026-12-06): the humanoid 120-123 steps/min, 12.19-12.44 m, hip peaks 36.6-37.8°, the muscle legs 125-126 steps/min,
-12.37-12.46 m, all nine targets in every seed on both bodies (`benchmarks/results/walking_*_plan.json`). The humanoid's
-slow walk (0.6 m/s) starts from its slow gait (humanoid-slow.json)."""
+"""People's step rate in the flat walk: 90-110 steps/min at the canonical speed; people's step length grows as speed **
+0.42 and their step rate as speed ** 0.58 (Grieve's relation). Without it both bodies stepped faster than people at
+their speed: 128-131 steps/min on the humanoid, 137-143 on the muscle legs (people: 90-130). With it at weight 1,
+10-s flat walks with the gait planner (3 seeds, 2026-12-05, `benchmarks/results/walking_*_plan.json`): the muscle
+legs 122-127 steps/min and 12.42-12.56 m, all nine human-likeness targets met in every seed (without it: none); the
+humanoid, with its 32 planner candidates, 116-118 and 12.29-12.48 m, all nine in 2 of 3 seeds (the third's hip peaks
+0.1° past 40°; without it: 1 of 3). Asking the humanoid for a smaller hip swing as well trades distance for it
+(2026-12-06, 10-s flat walks, 3 seeds): lib.joint_limits capping hip flexion at 35-40° (weight 10 or 30), or an
+upright trunk (weight 10 or 30), met all nine targets in every seed (hip peaks 33.6-38.0°) but walked 10.88-12.27 m,
+at least 12 m in at most 1 of 3 seeds; the walk stays without such a term. The band at people's cadence ± 1 SD for
+the body's leg length instead (the packaged normative data's dimensionless 0.5648 ± 0.0374 × sqrt(9.81 / standing
+height): 107-122 steps/min on the humanoid, 101-115 on the muscle legs; 2026-12-06) made the flat walk human-like on
+both bodies in 3 of 3 seeds (humanoid 120-123 steps/min, 12.19-12.44 m, hip peaks 36.6-37.8°; muscle legs 125-126,
+12.37-12.46 m) but cost the humanoid's steering benchmark 4 of its 44 moved ask × seed pairs (40 of 45: the faster
+walk in seeds 0 and 2, where the band scaled to 1.8 m/s asks for 128 steps/min or more; a quicker cadence, a lower
+foot lift and bent knees in seed 2, from a baseline already part of the way there); not kept. The humanoid's slow
+walk (0.6 m/s) starts from its slow gait (humanoid-slow.json, 2026-12-06): 10-s walks at 0.669-0.682 m/s with all
+nine targets met in seeds 0-2 (before it, from the gait machine: 0.56-0.58 m/s, hip peaks 53-55°); the small bench's
+4-s walks from the walking start go 0.714-0.726 m/s, the loop's 0.657-0.693 (`benchmarks/results/bench_small.json`)."""
 
 _WALK_TERMS = _FORWARD + _HEIGHT + _BODY_REST
 """Walks: balance (in _FORWARD) measured in a frame moving at the speed target."""
