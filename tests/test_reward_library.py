@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from rewardloop.critic.gait import human_gait_reference
 from rewardloop.reward import library as L
-from rewardloop.reward.canonical import canonical
+from rewardloop.reward.canonical import CADENCE_LOW, CADENCE_TOP, canonical
 from rewardloop.reward.library import TERMS, library_reference
 from rewardloop.reward.runtime import FeatureView, compile_program
 from rewardloop.sim.features import FEATURES
@@ -323,18 +324,24 @@ def test_cadence_band_by_hand():
 
 
 def test_canonical_walks_cadence_band_follows_the_target_speed():
-    # Standing height 1 m: the canonical speed is 1.5 m/s, its band 1.5-1.83 steps/s. Steps every 0.5 s (2 steps/s)
-    # lie 0.17 above it; at a target of 3 m/s the band is scaled by 2 ** 0.58 = 1.49 (2.24-2.74) and 2 lies 0.24 below;
-    # at 0.75 m/s the band is people's as at 1.5.
+    # Standing height 1 m: the canonical speed is 1.5 m/s, its band 1.5 to 0.6022 x sqrt(9.81) = 1.886 steps/s. Steps
+    # every 0.5 s (2 steps/s) lie 0.11 above it; at a target of 3 m/s the band is scaled by 2 ** 0.58 = 1.49 (2.24-2.82)
+    # and 2 lies 0.24 below; at 0.75 m/s the band is people's as at 1.5.
     left, right = contacts(300, [10, 110, 210], stance=60), contacts(300, [60, 160, 260], stance=60)
     f = gait_view(left, right)
     inside = slice(10, 260)  # whole steps: from the first touchdown to the last
+    top = CADENCE_TOP * np.sqrt(9.81)
     plain = compile_program(canonical("walk").source)["cadence"](f)
-    np.testing.assert_allclose(plain[0, inside], -(2.0 - 1.83))
+    np.testing.assert_allclose(plain[0, inside], -(2.0 - top))
     fast = compile_program(canonical("walk", speed=3.0).source)["cadence"](f)
-    np.testing.assert_allclose(fast[0, inside], -(1.5 * 2**0.58 - 2.0))
+    np.testing.assert_allclose(fast[0, inside], -(CADENCE_LOW * 2**0.58 - 2.0))
     slow = compile_program(canonical("walk", speed=0.75).source)["cadence"](f)  # below the canonical speed: unscaled
-    np.testing.assert_allclose(slow[0, inside], -(2.0 - 1.83))
+    np.testing.assert_allclose(slow[0, inside], -(2.0 - top))
+
+
+def test_canonical_cadence_band_top_is_peoples_mean_plus_sd():
+    people = human_gait_reference().values["cadence_dimensionless"]
+    assert people.mean + people.sd == pytest.approx(CADENCE_TOP, abs=1e-9)
 
 
 def test_cadence_counts_debounced_touchdowns():

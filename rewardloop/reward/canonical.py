@@ -203,17 +203,26 @@ main gait in 2 of 3 seeds); at 15 the straight-knee gait's median leads by 0.16-
 (measured with `benchmarks/start_picks.py`, 2026-11-29)."""
 
 _PACE = "pace = np.maximum(1.0, ({top} / (1.5 * f.standing_height)) ** 0.58)"
-"""How much quicker than 1.5-1.83 steps/s people step at the walk's target speed (`_CADENCE`): (target / the body's
-canonical speed) ** 0.58 above that speed, 1 below it. Not lower below it: the critic's human-likeness target is
+"""How much quicker than at the body's canonical speed people step at the walk's target speed (`_CADENCE`): (target /
+the canonical speed) ** 0.58 above that speed, 1 below it. Not lower below it: the critic's human-likeness target is
 90-130 steps/min at any speed, and with the band scaled down at 0.6 m/s (to 58-70 steps/min) the muscle legs' slow
 walks in the small bench stepped below 90 (2026-12-05)."""
 
+CADENCE_LOW = 1.5
+"""The walk's cadence band's bottom (steps/s) at the canonical speed, for every body."""
+CADENCE_TOP = 0.6022
+"""The band's top at the canonical speed as a dimensionless cadence (steps/s × sqrt(leg length / g), Hof's scaling):
+people's mean + 1 SD in the packaged normative data (`critic.gait.human_gait_reference`: 0.5648 ± 0.0374). With the
+standing pelvis height as the leg length it is 122 steps/min on the humanoid (0.87 m) and 115 on the muscle legs
+(0.97 m)."""
+
 _CADENCE = f'''
 def cadence(f):
-    """-distance (steps/s) of each step's rate outside people's band at the target speed: 1.5-1.83 steps/s up to
-    1.5 x standing height m/s, scaled by (target / that) ** 0.58 above it."""
+    """-distance (steps/s) of each step's rate outside people's band: {CADENCE_LOW:g} to {CADENCE_TOP} x sqrt(9.81 /
+    standing height) steps/s, x (target / (1.5 x standing height)) ** 0.58 above that speed."""
     {_PACE.format(top=_TOP_SPEED)}
-    return lib.cadence_band(f, low=1.5 * pace, high=1.83 * pace)
+    top = {CADENCE_TOP} * np.sqrt(9.81 / f.standing_height)
+    return lib.cadence_band(f, low={CADENCE_LOW:g} * pace, high=top * pace)
 '''
 """A step rate near people's in the flat walk: 90-110 steps/min at the canonical speed for every body (the packaged
 normative data, scaled by the leg length, puts people at 114 ± 8 on the humanoid and 108 ± 7 on the muscle legs);
