@@ -224,32 +224,27 @@ def cadence(f):
     top = {CADENCE_TOP} * np.sqrt(9.81 / f.standing_height)
     return lib.cadence_band(f, low={CADENCE_LOW:g} * pace, high=top * pace)
 '''
-"""A step rate near people's in the flat walk: 90-110 steps/min at the canonical speed for every body (the packaged
-normative data, scaled by the leg length, puts people at 114 ± 8 on the humanoid and 108 ± 7 on the muscle legs);
-people's step length grows as speed ** 0.42 and their step rate as speed ** 0.58 (Grieve's relation). Without it both
-bodies stepped faster than people at their speed: 128-131 steps/min on the humanoid, 137-143 on the muscle legs
-(people: 90-130). With it at weight 1, 10-s flat walks with the gait planner (3 seeds, 2026-12-05,
-`benchmarks/results/walking_*_plan.json`): the muscle legs 122-127 steps/min and 12.42-12.56 m, all nine
-human-likeness targets met in every seed (without it: none); the humanoid, with its 32 planner candidates, 116-118
-and 12.29-12.48 m, all nine in 2 of 3 seeds (the third's hip peaks 0.1° past 40°; without it: 1 of 3). Asking the
-humanoid for a smaller hip swing as well trades distance for it (2026-12-06, 10-s flat walks, 3 seeds):
-lib.joint_limits capping hip flexion at 35-40° (weight 10 or 30), or an upright trunk (weight 10 or 30), met all nine
-targets in every seed (hip peaks 33.6-38.0°) but walked 10.88-12.27 m, at least 12 m in at most 1 of 3 seeds; the
-walk stays without such a term. The band at people's cadence ± 1 SD for the body's leg length instead (the packaged
-normative data's dimensionless 0.5648 ± 0.0374 × sqrt(9.81 / standing height): 107-122 steps/min on the humanoid,
-101-115 on the muscle legs; 2026-12-06) made the flat walk human-like on both bodies in 3 of 3 seeds (humanoid
-120-123 steps/min, 12.19-12.44 m, hip peaks 36.6-37.8°; muscle legs 125-126, 12.37-12.46 m) but cost the humanoid's
-steering benchmark 4 of its 44 moved ask × seed pairs (40 of 45: the faster walk in seeds 0 and 2, where the band
-scaled to 1.8 m/s asks for 128 steps/min or more; a quicker cadence, a lower foot lift and bent knees in seed 2, from
-a baseline already part of the way there); not kept. With only the top moved there (1.5 x pace to 0.6022 x sqrt(9.81
-/ standing height) x pace steps/s, a probe on the humanoid the same day) the plain walk was the same motion and the
-steering benchmark moved 41 of 45 (the faster walk in seed 1, the other three as before): the misses come from the
-quicker baseline, not the band's bottom. On the muscle legs (a probe, seeds 0 and 1 whole, seed 2 in part) the plain
-walk met all nine targets in 3 of 3 seeds and 33 of 36 ask × seed pairs moved (stored: 39 of 42); not run on the
-small bench. The humanoid's slow walk (0.6 m/s) starts from its slow gait (humanoid-slow.json, 2026-12-06): 10-s
-walks at 0.669-0.682 m/s with all nine targets met in seeds 0-2 (before it, from the gait machine: 0.56-0.58 m/s, hip
-peaks 53-55°); the small bench's 4-s walks from the walking start go 0.714-0.726 m/s, the loop's 0.657-0.693
-(`benchmarks/results/bench_small.json`)."""
+"""A step rate near people's in the flat walk; people's step length grows as speed ** 0.42 and their step rate as
+speed ** 0.58 (Grieve's relation). Without it both bodies stepped faster than people at their speed: 128-131
+steps/min on the humanoid, 137-143 on the muscle legs (people: 90-130). 10-s flat walks with the gait planner (3
+seeds, `benchmarks/bench_gait.py`; the humanoid with its 32 planner candidates):
+- band 1.5-1.83 steps/s for every body (90-110 steps/min, 2026-12-05): the muscle legs 122-127 steps/min, 12.42-12.56
+  m, all nine human-likeness targets in every seed; the humanoid, below its people's 114 ± 8 steps/min, 109-112
+  steps/min with long steps whose hip peaked at 38.0-40.4°, 12.14-12.48 m, all nine in 2 of 3 seeds;
+- a smaller hip swing asked as well (lib.joint_limits capping hip flexion at 35-40°, or an upright trunk, weight 10
+  or 30): all nine in every seed but 10.88-12.27 m, at least 12 m in at most 1 of 3 seeds;
+- band people's ± 1 SD for the leg length (0.5274-0.6022 × sqrt(9.81 / standing height): 107-122 steps/min on the
+  humanoid, 101-115 on the muscle legs): all nine in every seed on both bodies, but the humanoid's steering benchmark
+  moved 40 of 45 ask × seed pairs (with 1.5-1.83: 44): the faster walk missed in seeds 0 and 2, where the band scaled
+  to 1.8 m/s started at 128 steps/min;
+- kept (2026-12-06): the bottom at 1.5 steps/s, the top at people's mean + 1 SD (`CADENCE_TOP`): the same plain
+  walk as with the whole normative band (the humanoid 120-123 steps/min, 12.19-12.44 m, hip peaks 36.6-37.8°; the
+  muscle legs 125-126, 12.37-12.46 m), all nine targets in every seed on both bodies
+  (`benchmarks/results/walking_*_plan.json`); steering 41 of 45 ask × seed pairs on the humanoid (the faster walk in
+  seed 1; a quicker cadence, a lower foot lift and bent knees in seed 2, from a baseline part of the way there) and 38
+  of 42 on the muscle legs (with 1.5-1.83: 39; `benchmarks/results/steering_*_plan.json`).
+The humanoid's slow walk (0.6 m/s) starts from its slow gait (humanoid-slow.json); the small bench's 4-s walks are in
+`benchmarks/results/bench_small.json`."""
 
 _WALK_TERMS = _FORWARD + _HEIGHT + _BODY_REST
 """Walks: balance (in _FORWARD) measured in a frame moving at the speed target."""
