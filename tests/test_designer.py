@@ -90,9 +90,11 @@ def test_builtin_designer_edits_for_knees_and_backward_walking():
 
 def test_a_passing_walk_gets_its_travel_pushed_and_a_standing_task_does_not():
     walk, passed = canonical("walk"), Critique(True, 9.9)
-    first = BuiltinDesigner().propose(DesignContext("walk forward", walk, passed), 2)[0]
-    assert first.rationale.startswith("the motion passes every check, push its travel: increase speed")
-    assert first.program.weights["speed"] == 2 * walk.weights["speed"]
+    pushes = BuiltinDesigner().propose(DesignContext("walk forward", walk, passed), 4)
+    first = pushes[0]
+    assert first.rationale.startswith("the motion passes every check, push its travel (×2): increase speed")
+    assert [p.program.weights["speed"] for p in pushes[:3]] == [f * walk.weights["speed"] for f in (2.0, 1.4, 1.2)]
+    assert pushes[3].rationale.startswith("explore")
     assert {n: w for n, w in first.program.weights.items() if n != "speed"} == \
         {n: w for n, w in walk.weights.items() if n != "speed"}
     failed = BuiltinDesigner().propose(DesignContext("walk forward", walk, Critique(False, 4.0)), 1)[0]

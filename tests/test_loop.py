@@ -77,6 +77,25 @@ def test_a_motion_that_meets_the_tasks_success_rule_beats_one_that_does_not(fini
     loop.close()
 
 
+def test_a_walk_the_critic_ties_is_decided_by_peoples_gait_targets_then_by_the_metric(finished_run, monkeypatch):
+    from rewardloop.loop.run import _Loop
+
+    store = finished_run[0]
+    loop = _Loop(store, lambda event: None)
+    real = store.candidates(0)[0]
+    assert 0 <= loop.models.unlike(loop._trajectory(real.key)) <= 9  # a 0.4-s walk-flat: the nine targets
+    far, near = (dataclasses.replace(real, iteration=i, task_score=d, metrics={**real.metrics, "distance": d})
+                 for i, d in ((7, 0.3), (8, 0.2)))
+    missed = {far.key: 2, near.key: 1}
+    monkeypatch.setattr(loop.models, "compare", lambda *args: "tie")
+    monkeypatch.setattr(loop, "_trajectory", lambda key: key)
+    monkeypatch.setattr(loop.models, "unlike", lambda trajectory: missed[trajectory])
+    assert loop._duel(far, near) == ("incumbent", "likeness")  # further, but less like people's walking
+    missed[far.key] = 1
+    assert loop._duel(far, near) == ("challenger", "metric") and loop._duel(near, far) == ("incumbent", "metric")
+    loop.close()
+
+
 def test_finished_run_is_listed_and_reported(finished_run, capsys):
     store, _, _ = finished_run
     (summary,) = list_runs(store.path.parent)

@@ -176,6 +176,20 @@ class ModelSession:
         second = observe(self.scene, b, Media(video=video_b if video_b.is_file() else None))
         return str(self.critic.compare(self.task.description, first, second, spec=self.task.understood))
 
+    def unlike(self, trajectory: Trajectory) -> int:
+        """How many of the human-likeness targets (`critic.likeness.met`) the motion misses, in a run with a critic
+        whose task is a plain forward walk (no gait style asked, no turn, not on the spot); 0 otherwise."""
+        from rewardloop.critic.gait import analyze_gait
+        from rewardloop.critic.likeness import met
+        from rewardloop.critic.physics import targets_from_spec
+
+        t = targets_from_spec(self.task.understood)
+        if isinstance(self.critic, MetricOnlyCritic) or self.task.manipulation or not (
+                t.locomotion and t.direction > 0 and t.turn is None and not t.step_in_place and not t.styles):
+            return 0
+        features = trajectory.rollouts.features(self.scene).slice(slice(0, 1))
+        return sum(not bool(ok[0]) for ok in met(analyze_gait(features)).values())
+
 
 NO_CRITIC = "none"
 """The critic setting of a run without a critic (the bench's `designer` arm)."""

@@ -7,9 +7,10 @@ Iteration 0 evaluates the task's canonical reward alone when it has one (else th
 programs). Each later iteration the designer proposes K programs from the best so far, its critique and its
 per-term statistics; each candidate is checked, optimized (a model's program in the sandbox), rolled out,
 rendered and critiqued. Selection: a fall loses (physics gate), then a motion that meets the task's success rule
-beats one that does not, then the critic's pairwise comparison with the best so far, then the task metric breaks a
-tie. Everything finished is on disk before the next step starts, so `run_loop` on a reopened store continues where
-a crash, kill or Ctrl-C left off.
+beats one that does not, then the critic's pairwise comparison with the best so far; where the critic ties, a plain
+forward walk that misses fewer of people's gait targets (`critic.likeness`) wins, then the task metric.
+Everything finished is on disk before the next step starts, so `run_loop` on a reopened store continues where a
+crash, kill or Ctrl-C left off.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ def run_loop(store: RunStore, *, on_event: EventHandler | None = None) -> LoopRe
 
 
 DECIDERS = {"only": "being the only one", "fall": "a fall", "task": "the task's success rule", "critic": "the critic",
-            "metric": "the task metric"}
+            "likeness": "the human-likeness targets met", "metric": "the task metric"}
 """What decided a comparison (Comparison.by), in the words of an iteration's reason."""
 
 CALLS_FILE = "calls.jsonl"
@@ -367,7 +368,7 @@ class _Loop:
 
     def _select(self, index: int) -> tuple[IterationStatus, CandidateRecord | None, list[Comparison], str]:
         """Challenge the best so far with each evaluated candidate in turn: fall, then the task's success rule, then
-        critic, then metric."""
+        critic, then (a forward walk) the human-likeness targets missed, then metric."""
         best, comparisons = self.progress.best, []
         challengers = [c for c in self.store.candidates(index) if c.status == CandidateStatus.EVALUATED]
         for challenger in challengers:
@@ -408,6 +409,9 @@ class _Loop:
             verdict = "tie"
         if verdict != "tie":
             return ("challenger" if verdict == "a" else "incumbent"), "critic"
+        unlike = [self.models.unlike(self._trajectory(c.key)) for c in (challenger, incumbent)]
+        if unlike[0] != unlike[1]:  # a walk the critic ties: the one more like people's, then the metric
+            return ("challenger" if unlike[0] < unlike[1] else "incumbent"), "likeness"
         better = (challenger.task_score or 0.0) > (incumbent.task_score or 0.0)
         return ("challenger" if better else "incumbent"), "metric"
 
