@@ -116,12 +116,14 @@ def task_targets(description: str, spec: TaskSpec | None = None) -> Targets:
 
 
 BUILTIN_TIE = 0.1
-"""Score difference (0-10) within which the builtin critic calls two motions equal and the loop lets the task metric
-decide. At 0.5, a demo candidate whose edit took the humanoid's cadence from 135 to 126 steps/min (the critic's
-quick-steps complaint gone, 9.64 against 9.52) lost to the canonical walk by 0.10 m of distance in 4 s. Nothing else
-breaks the tie: with the success verdict (every check met) or the number of faults deciding within it, a borderline
-fault outweighed the score and the metric (the small bench, 2026-12-06: a flat walk scoring 9.93 that met every check
-displaced one scoring 9.99 that went 0.35 m further in 4 s, its hands 0.16 m across)."""
+"""Score difference (0-10) within which the builtin critic calls two motions equal and the loop lets people's gait
+targets (for a forward walk), then the task metric decide. At 0.5, a demo candidate whose edit took the humanoid's
+cadence from 135 to 126 steps/min (the critic's quick-steps complaint gone, 9.64 against 9.52) lost to the canonical
+walk by 0.10 m of distance in 4 s. The critic's verdict does not break the tie: with the success verdict (every check
+met) or the number of faults deciding within it, a borderline fault outweighed the score and the metric (the small
+bench, 2026-12-06: a flat walk scoring 9.93 that met every check displaced one scoring 9.99 that went 0.35 m further
+in 4 s, its hands 0.16 m across). The loop's tie-break by the nine gait targets (`loop.design.ModelSession.unlike`)
+counts only how a walk's legs, pelvis and trunk compare with people's, not the critic's other checks."""
 
 
 class BuiltinCritic:
