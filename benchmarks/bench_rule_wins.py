@@ -7,7 +7,8 @@ against. This reads the same bench.json and compares, seed by seed, the `loop` a
 `canonical` arm's by what the critic does not decide: no fall, then the task's success rule, then the human-likeness
 targets met, then their shortfall, then the task metric. It prints one line per (task, body, seed) and the totals:
 on how many seed pairs the loop's motion differs from the canonical one (another program and another metric
-value), and on how many it is the better one.
+value), and on how many it is the better one. Where the loop kept the canonical program, its motion is another sample
+of the same planner (the arms run apart) and neither wins.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ def compare(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if arm != "loop" or base is None:
             continue
         same = loop["program_hash"] == base["program_hash"] or loop["value"] == base["value"]
-        rows.append({"pair": f"{task}@{body}", "seed": seed, "differs": not same,
-                     "wins": rank(loop) > rank(base), "loses": rank(loop) < rank(base), "loop": loop,
-                     "canonical": base})
+        rows.append({"pair": f"{task}@{body}", "seed": seed, "differs": not same,  # the same program cannot win
+                     "wins": not same and rank(loop) > rank(base), "loses": not same and rank(loop) < rank(base),
+                     "loop": loop, "canonical": base})
     return rows
 
 
