@@ -507,8 +507,9 @@ def _travel_push(context: DesignContext, program: RewardProgram, reason: str, *,
 TRAVEL_PUSHES = (2.0, 1.4, 1.2)
 """Weight factors on the travel terms of `BuiltinDesigner._travel_plans`, strongest first. A walk that already meets
 every check may go further when pushed, but the push also quickens the steps and swings the hips and pelvis more
-(the small bench's muscle legs, 2026-12-06: ×2 went 0.2-0.35 m further in 4 s and missed people's cadence or pelvis
-yaw in 2 of 3 seeds), so milder pushes come next, for the loop to keep the furthest walk that stays like people's."""
+(the small bench's muscle legs, 2026-12-06: ×2 went 0.07-0.35 m further in 4 s, and 4 of the 5 walks pushed so
+missed people's cadence, pelvis yaw or hip peak), so milder pushes come next, for the loop to keep the furthest walk
+that stays like people's."""
 
 PACE_PUSH = 1.5
 """Weight factor on the travel terms of `BuiltinDesigner._paced_plans`."""
