@@ -27,6 +27,7 @@ from rewardloop.sim.scene import CompiledScene, compile_scene
 from rewardloop.tasks import Task
 
 if TYPE_CHECKING:
+    from rewardloop.critic.gait import GaitAnalysis
     from rewardloop.critic.regions import GaitFaults
     from rewardloop.models.client import ServerOptions
 
@@ -149,14 +150,18 @@ class ModelSession:
 
     def _gait(self, folder: Path | None) -> GaitFaults | None:
         """The gait faults of the motion in a candidate folder (None without one)."""
-        from rewardloop.critic.gait import analyze_gait
         from rewardloop.critic.regions import gait_faults
         from rewardloop.loop.candidate import TRAJECTORY_DIR
 
         if folder is None or not (folder / TRAJECTORY_DIR).is_dir() or self.task.manipulation:
             return None  # an object task has no gait
-        features = Trajectory.load(folder / TRAJECTORY_DIR).rollouts.features(self.scene).slice(slice(0, 1))
-        return gait_faults(analyze_gait(features))
+        return gait_faults(self._analysis(Trajectory.load(folder / TRAJECTORY_DIR)))
+
+    def _analysis(self, trajectory: Trajectory) -> GaitAnalysis:
+        """The gait analysis of the trajectory's first rollout in this run's scene."""
+        from rewardloop.critic.gait import analyze_gait
+
+        return analyze_gait(trajectory.rollouts.features(self.scene).slice(slice(0, 1)))
 
     def critique(self, trajectory: Trajectory, video: Path) -> Critique:
         from rewardloop.critic.media import Media
@@ -179,7 +184,6 @@ class ModelSession:
     def unlike(self, trajectory: Trajectory) -> int:
         """How many of the human-likeness targets (`critic.likeness.met`) the motion misses, in a run with a critic
         whose task is a plain forward walk (no gait style asked, no turn, not on the spot); 0 otherwise."""
-        from rewardloop.critic.gait import analyze_gait
         from rewardloop.critic.likeness import met
         from rewardloop.critic.physics import targets_from_spec
 
@@ -187,8 +191,7 @@ class ModelSession:
         if isinstance(self.critic, MetricOnlyCritic) or self.task.manipulation or not (
                 t.locomotion and t.direction > 0 and t.turn is None and not t.step_in_place and not t.styles):
             return 0
-        features = trajectory.rollouts.features(self.scene).slice(slice(0, 1))
-        return sum(not bool(ok[0]) for ok in met(analyze_gait(features)).values())
+        return sum(not bool(ok[0]) for ok in met(self._analysis(trajectory)).values())
 
 
 NO_CRITIC = "none"
