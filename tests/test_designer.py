@@ -24,6 +24,7 @@ from rewardloop.designer import (
     matching_terms,
     parse_candidates,
     reaimed,
+    sped_up,
     tune_weights,
 )
 from rewardloop.errors import UserError
@@ -69,7 +70,7 @@ def test_builtin_designer_turns_a_fall_critique_into_distinct_edits(humanoid_fla
     first = programs[0]
     assert "alive" in first.weights and first.weights["upright"] == 2 * walk.weights["upright"]  # add; ×2
     paced, strong = programs[1:3]
-    assert paced.weights == {**first.weights, "speed": 1.5 * walk.weights["speed"]}
+    assert paced.weights == first.weights and "np.minimum(1.575 * f.standing_height" in paced.source
     assert strong.weights["upright"] == 4 * walk.weights["upright"]
     assert "rule-based" in proposals[0].designer and "not a language model" in proposals[0].designer
 
@@ -90,11 +91,17 @@ def test_builtin_designer_edits_for_knees_and_backward_walking():
 
 def test_a_passing_walk_gets_its_travel_pushed_and_a_standing_task_does_not():
     walk, passed = canonical("walk"), Critique(True, 9.9)
-    pushes = BuiltinDesigner().propose(DesignContext("walk forward", walk, passed), 4)
-    first = pushes[0]
+    pushes = BuiltinDesigner().propose(DesignContext("walk forward", walk, passed), 6)
+    raised, faster = pushes[:2]
+    assert raised.rationale.startswith("the motion passes every check, raise its target speed (×1.05)")
+    assert raised.program.weights == walk.weights
+    assert "np.minimum(1.575 * f.standing_height, start + 0.6 * f.time)" in raised.program.source
+    assert "(1.575 * f.standing_height / (1.5 * f.standing_height)) ** 0.58" in raised.program.source  # the pace
+    assert "np.minimum(1.65 * f.standing_height, start + 0.6 * f.time)" in faster.program.source
+    first = pushes[2]
     assert first.rationale.startswith("the motion passes every check, push its travel (×2): increase speed")
-    assert [p.program.weights["speed"] for p in pushes[:3]] == [f * walk.weights["speed"] for f in (2.0, 1.4, 1.2)]
-    assert pushes[3].rationale.startswith("explore")
+    assert [p.program.weights["speed"] for p in pushes[2:5]] == [f * walk.weights["speed"] for f in (2.0, 1.4, 1.2)]
+    assert pushes[5].rationale.startswith("explore")
     assert {n: w for n, w in first.program.weights.items() if n != "speed"} == \
         {n: w for n, w in walk.weights.items() if n != "speed"}
     failed = BuiltinDesigner().propose(DesignContext("walk forward", walk, Critique(False, 4.0)), 1)[0]
@@ -108,8 +115,13 @@ def test_a_fix_to_a_walk_that_states_no_speed_is_also_tried_with_its_travel_push
     walk, arms = canonical("walk"), Critique(True, 9.87, suggestions=(
         Suggestion("hands_still", "add", "the hands flail"),))
     plain, paced, strong = BuiltinDesigner().propose(DesignContext("walk forward", walk, arms), 3)
-    assert paced.rationale.startswith("apply every suggestion and keep the pace: add hands_still, increase speed")
-    assert paced.program.weights == {**plain.program.weights, "speed": 1.5 * walk.weights["speed"]}
+    assert paced.rationale.startswith("apply every suggestion and keep the pace (its target speed ×1.05, or else "
+                                      "increase speed ×1.5): add hands_still")
+    assert paced.program.weights == plain.program.weights
+    assert paced.program.source == sped_up(plain.program, 1.05).source
+    library = RewardProgram.from_source(FORWARD)  # no speed ramp, no velocity_tracking: its travel term is pushed
+    paced = BuiltinDesigner().propose(DesignContext("walk forward", library, arms), 2)[1]
+    assert paced.program.weights["forward_progress"] == 1.5 * library.weights["forward_progress"]
     assert strong.rationale.startswith("apply every suggestion strongly")
     slow = canonical("walk", speed=0.6)  # a stated speed is aimed at, not pushed
     plans = BuiltinDesigner().propose(DesignContext("walk forward slowly at 0.6 m/s", slow, arms), 2)
@@ -138,6 +150,18 @@ def test_a_passing_walk_that_misses_its_stated_speed_is_aimed_the_other_way():
         reaimed(canonical("walk"), 0.1)  # its top is the body's speed, not a stated one
 
 
+def test_a_walk_at_no_stated_speed_is_sped_up_along_its_own_target():
+    twice = sped_up(sped_up(canonical("walk"), 1.05), 1.1)  # each raise scales the last
+    assert twice.source.count("np.minimum(1.7325 * f.standing_height, start") == 2  # the speed and balance frame
+    assert "(1.7325 * f.standing_height / (1.5 * f.standing_height)) ** 0.58" in twice.source
+    assert "1.7325 x standing height (m/s)" in twice.source and twice.weights == canonical("walk").weights
+    library = library_program(DesignContext("walk forward", None, None).targets())
+    assert "forward=1.1" in sped_up(library, 1.1).source
+    for stated in (canonical("walk", speed=0.6), RewardProgram.from_source(FORWARD)):
+        with pytest.raises(UserError, match="no travel target"):
+            sped_up(stated, 1.1)  # a stated speed is aimed (`reaimed`); a term of its own code is not read
+
+
 def test_a_walk_off_its_stated_speed_is_aimed_before_any_suggestion():
     slow, ask = canonical("walk", speed=0.6), "walk forward slowly at 0.6 m/s"
     faulted = Critique(False, 9.4, suggestions=(Suggestion("upright", "increase", "the trunk leans"),))
@@ -163,10 +187,10 @@ def test_builtin_designer_draws_per_seed_and_iteration_and_never_repeats_a_progr
 
     def hashes(seed: int, history: tuple[EditRecord, ...] = ()) -> list[str]:
         context = DesignContext("walk forward", walk, passed, history=history)
-        return [p.program.hash for p in BuiltinDesigner(seed=seed).propose(context, 5)]
+        return [p.program.hash for p in BuiltinDesigner(seed=seed).propose(context, 7)]
 
     first = hashes(0)
-    assert hashes(0) == first and hashes(1)[3:] != first[3:]  # the pushes are the same, the draws are the seed's
+    assert hashes(0) == first and hashes(1)[5:] != first[5:]  # raises and pushes the same, the draws the seed's
     tried = tuple(EditRecord(1, h, "tried") for h in first)
     assert not set(hashes(0, tried)) & set(first)  # another iteration: new draws, nothing tried again
 

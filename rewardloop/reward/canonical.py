@@ -357,6 +357,25 @@ def with_top_speed(source: str, top: str) -> str:
     return source.replace(ramp, _RAMP.format(top=top)).replace("1.5 x standing height (m/s)", f"{top} m/s")
 
 
+_RELATIVE_TOP = re.compile(re.escape(_RAMP).replace(re.escape("{top}"), r"(\d+(?:\.\d+)?) \* f\.standing_height"))
+"""A speed ramp (`_RAMP`) whose top is a multiple of the standing height: a walk at no stated speed."""
+
+
+def with_faster_top(source: str, factor: float) -> str:
+    """A walk at no stated speed (its ramps' top k × standing height, as in the canonical walks) with that top ×
+    `factor`: the speed it aims for, the frame its balance is measured in and its cadence band's pace (`_PACE`: people
+    step both longer and quicker when they walk faster). A UserError where its ramps have no such top."""
+    tops = set(_RELATIVE_TOP.findall(source))
+    if len(tops) != 1:
+        raise UserError("this program has no speed ramp with a top relative to the standing height to raise")
+    old = tops.pop()
+    new = f"{round(float(old) * factor, 4):g}"
+    for text in (_PACE, _RAMP):
+        source = source.replace(text.format(top=f"{old} * f.standing_height"),
+                                text.format(top=f"{new} * f.standing_height"))
+    return source.replace(f"{old} x standing height (m/s)", f"{new} x standing height (m/s)")  # the docstrings
+
+
 BACKWARD_CANONICALS = ("walk_backward",)
 """The canonical walks whose backward speed a task can set (`canonical(name, speed=-...)`)."""
 
