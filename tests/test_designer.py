@@ -69,8 +69,9 @@ def test_builtin_designer_turns_a_fall_critique_into_distinct_edits(humanoid_fla
     assert len({p.hash for p in programs} | {walk.hash}) == 7  # all distinct, none the current program
     first = programs[0]
     assert "alive" in first.weights and first.weights["upright"] == 2 * walk.weights["upright"]  # add; ×2
-    paced, strong = programs[1:3]
+    paced, faster, strong = programs[1:4]
     assert paced.weights == first.weights and "np.minimum(1.575 * f.standing_height" in paced.source
+    assert faster.weights == first.weights and "np.minimum(1.65 * f.standing_height" in faster.source
     assert strong.weights["upright"] == 4 * walk.weights["upright"]
     assert "rule-based" in proposals[0].designer and "not a language model" in proposals[0].designer
 
@@ -114,13 +115,16 @@ def test_a_passing_walk_gets_its_travel_pushed_and_a_standing_task_does_not():
 def test_a_fix_to_a_walk_that_states_no_speed_is_also_tried_with_its_travel_pushed():
     walk, arms = canonical("walk"), Critique(True, 9.87, suggestions=(
         Suggestion("hands_still", "add", "the hands flail"),))
-    plain, paced, strong = BuiltinDesigner().propose(DesignContext("walk forward", walk, arms), 3)
-    assert paced.rationale.startswith("apply every suggestion and keep the pace (its target speed ×1.05, or else "
-                                      "increase speed ×1.5): add hands_still")
-    assert paced.program.weights == plain.program.weights
+    plain, paced, faster, strong = BuiltinDesigner().propose(DesignContext("walk forward", walk, arms), 4)
+    assert paced.rationale.startswith("apply every suggestion and keep the pace (its target speed ×1.05): add "
+                                      "hands_still")
+    assert paced.program.weights == faster.program.weights == plain.program.weights
     assert paced.program.source == sped_up(plain.program, 1.05).source
+    assert faster.program.source == sped_up(plain.program, 1.1).source
     library = RewardProgram.from_source(FORWARD)  # no speed ramp, no velocity_tracking: its travel term is pushed
     paced = BuiltinDesigner().propose(DesignContext("walk forward", library, arms), 2)[1]
+    assert paced.rationale.startswith("apply every suggestion and keep the pace: add hands_still, increase "
+                                      "forward_progress")
     assert paced.program.weights["forward_progress"] == 1.5 * library.weights["forward_progress"]
     assert strong.rationale.startswith("apply every suggestion strongly")
     slow = canonical("walk", speed=0.6)  # a stated speed is aimed at, not pushed
