@@ -15,8 +15,8 @@ import pytest
 from rewardloop.cli import main
 from rewardloop.control.optimizer import OptimizerConfig, PlannerConfig
 from rewardloop.loop.config import PRESETS, RunConfig
-from rewardloop.loop.records import CandidateStatus, IterationStatus, StopReason
-from rewardloop.loop.run import DECIDERS, run_loop, start_run
+from rewardloop.loop.records import CandidateRecord, CandidateStatus, IterationStatus, StopReason
+from rewardloop.loop.run import DECIDERS, run_loop, start_run, success_streak
 from rewardloop.loop.store import FORMAT_VERSION, RunStore, list_runs
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.render import RenderConfig
@@ -258,3 +258,14 @@ def test_trusted_is_derived_from_the_source_not_read_back():
 ])
 def test_nan_budgets_and_unwritable_outputs_are_one_line(capsys, argv, expected):
     _one_line_error(capsys, argv, expected)
+
+
+def test_the_success_patience_counts_rounds_of_edits_after_the_first_success():
+    def record(success: bool) -> CandidateRecord:
+        return CandidateRecord(0, 0, CandidateStatus.EVALUATED, "h", "r", success=success)
+
+    passed, failed = record(True), record(False)
+    assert success_streak(0, None, passed) == 0  # iteration 0 evaluates the start: no edit has been tried
+    assert success_streak(0, passed, passed) == 1 and success_streak(1, passed, passed) == 2
+    assert success_streak(0, failed, passed) == 0  # first success this iteration: the rounds count from here
+    assert success_streak(2, passed, failed) == 0

@@ -29,7 +29,8 @@ def register(add: AddCommand) -> None:
     run.add_argument("--preset", help="run shape: movlr (1 × 15), motionvl (10 × 5) or quick")
     run.add_argument("--iterations", type=int, help="iterations at most (N)")
     run.add_argument("--candidates", type=int, help="candidates per iteration (K)")
-    run.add_argument("--patience", type=int, help="stop after the success verdict held this many iterations (M)")
+    run.add_argument("--patience", type=int,
+                     help="stop after the success verdict held through this many rounds of edits (M)")
     run.add_argument("--critic", help="critic model, e.g. builtin or openai:gpt-4o (see `rewardloop models`); "
                                       "none: no critic, the task metric selects")
     run.add_argument("--designer", help="designer model")

@@ -56,7 +56,9 @@ class RunConfig:
     """Candidates the designer proposes per iteration (K); iteration 0 of a task with a canonical reward
     evaluates that reward alone."""
     success_patience: int = 2
-    """Stop once the best motion has held the critic's success verdict for this many iterations (M)."""
+    """Stop once the best motion has held the critic's success verdict through this many rounds of edits (M): the
+    iterations after the one it first succeeded in. Counting that one too, a canonical walk that passed from the start
+    stopped the loop after a single round of edits (2 of the small bench's 3 iterations, 2026-12-07)."""
     critic: str = "builtin"
     """Critic model string (see `rewardloop models`); 'none' runs without a critic: the designer sees only the
     task metric and per-term statistics, and the metric alone selects (the bench's `designer` arm)."""

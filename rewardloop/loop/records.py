@@ -43,7 +43,7 @@ class StopReason(str, Enum):
     ITERATIONS = "iterations"
     """All configured iterations ran."""
     SUCCESS = "success"
-    """The critic's success verdict on the best held for the configured number of iterations."""
+    """The critic's success verdict on the best held through the configured number of rounds of edits."""
     BUDGET = "budget"
     """The cost, call or time budget ran out."""
 
@@ -141,7 +141,8 @@ class IterationRecord:
     reason: str
     """Why the best is the best, in a sentence."""
     success_streak: int
-    """Consecutive iterations, ending with this one, whose best had the critic's success verdict."""
+    """Consecutive iterations, ending with this one, that began and ended with a best holding the critic's success
+    verdict (`run.success_streak`)."""
     cost_usd: float
     """Model cost of the whole iteration: designer, critiques and comparisons (USD)."""
     tokens: int

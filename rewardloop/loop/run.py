@@ -185,7 +185,7 @@ class _Loop:
         status, best, comparisons, reason = self._select(index)
         if design_error is not None:
             status, reason = IterationStatus.DESIGN_FAILED, f"{design_error}; the best so far stays"
-        streak = self.progress.streak + 1 if best is not None and best.success else 0
+        streak = success_streak(self.progress.streak, self.progress.best, best)
         spent = self._usage()
         record = IterationRecord(index=index, status=status, best=best.key if best else None,
                                  comparisons=tuple(comparisons), reason=reason, success_streak=streak,
@@ -481,6 +481,13 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
                            planner=planner_for(*ground, standing=spec.stay_in_place,
                                                stepping=stepping and mppi_steps(scene, kind)),
                            search=search_for(*ground, config.search), nthread=1)
+
+
+def success_streak(streak: int, before: CandidateRecord | None, after: CandidateRecord | None) -> int:
+    """The rounds of edits the success verdict has held through (`RunConfig.success_patience`) after an iteration
+    that began with the best `before` and ended with `after`: one more where both succeed, else 0."""
+    held = before is not None and before.success and after is not None and after.success
+    return streak + 1 if held else 0
 
 
 def _first_line(error: Exception) -> str:
