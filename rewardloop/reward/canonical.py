@@ -353,8 +353,15 @@ def with_top_speed(source: str, top: str) -> str:
     if ramp not in source:
         raise UserError(f"this program has no canonical speed ramp to set; the canonical walks that have one: "
                         f"{', '.join(SPEED_CANONICALS)}")
-    source = source.replace(_PACE.format(top=_TOP_SPEED), _PACE.format(top=top))
-    return source.replace(ramp, _RAMP.format(top=top)).replace("1.5 x standing height (m/s)", f"{top} m/s")
+    return _retopped(source, _TOP_SPEED, top).replace("1.5 x standing height (m/s)", f"{top} m/s")
+
+
+def _retopped(source: str, old: str, new: str) -> str:
+    """`source` with the top of its speed ramps (`_RAMP`) and of its cadence band's pace (`_PACE`) `old` set to `new`
+    (expressions in f, m/s); its docstrings as they were."""
+    for text in (_PACE, _RAMP):
+        source = source.replace(text.format(top=old), text.format(top=new))
+    return source
 
 
 _RELATIVE_TOP = re.compile(re.escape(_RAMP).replace(re.escape("{top}"), r"(\d+(?:\.\d+)?) \* f\.standing_height"))
@@ -370,9 +377,7 @@ def with_faster_top(source: str, factor: float) -> str:
         raise UserError("this program has no speed ramp with a top relative to the standing height to raise")
     old = tops.pop()
     new = f"{round(float(old) * factor, 4):g}"
-    for text in (_PACE, _RAMP):
-        source = source.replace(text.format(top=f"{old} * f.standing_height"),
-                                text.format(top=f"{new} * f.standing_height"))
+    source = _retopped(source, f"{old} * f.standing_height", f"{new} * f.standing_height")
     return source.replace(f"{old} x standing height (m/s)", f"{new} x standing height (m/s)")  # the docstrings
 
 
