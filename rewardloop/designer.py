@@ -360,8 +360,9 @@ class BuiltinDesigner:
     """Rule-based edits from the critique's suggestions (see apply_edit); offline and deterministic per seed.
 
     Candidates, in order: every suggestion applied (weights ×2); in a task that travels and states no speed, the
-    same with its target speed raised (`_paced_plans`); every suggestion applied strongly (×4) with conflicting terms
-    dropped; each suggestion alone; then random log-normal weight perturbations of the first.
+    same with its target speed raised, and at a stated speed the walk is off, the same with its target aimed by the
+    miss (`_paced_plans`); every suggestion applied strongly (×4) with conflicting terms dropped; each suggestion
+    alone; then random log-normal weight perturbations of the first.
     A walk off its stated speed gets its travel target moved by how far it missed (`reaimed`) first, before any
     suggestion (`_missed_speed_plans`). A motion the critic passes with nothing to fix, in a task that travels and
     states no speed, first gets its target speed raised ×1.05 and ×1.1 with people's cadence for it (`sped_up`,
@@ -440,13 +441,20 @@ class BuiltinDesigner:
         """For a task that travels and states no speed: every suggestion applied with its target speed raised too,
         one plan per factor of PACE_RAISES (`sped_up`), or where it has no target, its travel terms pushed
         (`travel_terms` ×PACE_PUSH). A fix may cost effort the planner pays from the travel the task scores; where the
-        critic ties this motion with the plain fix, the task's metric keeps the one that went further."""
+        critic ties this motion with the plain fix, the task's metric keeps the one that went further. At a stated
+        speed the walk missed by REAIM_MIN or more: every suggestion applied with its travel target aimed by the miss
+        (`reaimed`), as the aim alone is in `_missed_speed_plans`."""
         from rewardloop.errors import UserError
 
+        fixes = [Edit(s, 2.0) for s in usable]
+        miss = _speed_miss(context)
+        if miss is not None:
+            return [(f"apply every suggestion and aim its travel target {abs(miss):.3f} m/s "
+                     f"{'lower' if miss > 0 else 'higher'}: " + _describe(usable),
+                     lambda: reaimed(self._edits(program, fixes)(), -miss))]
         push = _travel_push(context, program, "keep the travel the task scores", skip={s.term for s in usable})
         if not push:
             return []
-        fixes = [Edit(s, 2.0) for s in usable]
         try:
             sped_up(program, PACE_RAISES[0])
         except UserError:
@@ -466,7 +474,7 @@ class BuiltinDesigner:
         from rewardloop.tasks import speed_tolerance
 
         stated, measured = _stated_speed(context), _measured_speed(context)
-        if stated is None or measured is None or not _travels(context) or abs(measured - stated) < REAIM_MIN:
+        if stated is None or measured is None or _speed_miss(context) is None:
             return []
         within = abs(measured - stated) <= speed_tolerance(stated)
         return [_reaim_plan(program, stated, measured, "the motion is off" if within else "the motion misses")]
@@ -601,6 +609,15 @@ def _reaim_plan(program: RewardProgram, stated: float, measured: float, why: str
     return (f"{why} its stated speed at {measured:.3f} m/s, {miss:+.3f} from the stated {stated:g}: aim its travel "
             f"target {abs(miss):.3f} m/s {'lower' if miss > 0 else 'higher'}",
             functools.partial(reaimed, program, -miss))
+
+
+def _speed_miss(context: DesignContext) -> float | None:
+    """How far (m/s, signed: + too fast) a travelling walk's speed is off its stated one, None where it states no
+    speed, has no metrics or is within REAIM_MIN."""
+    stated, measured = _stated_speed(context), _measured_speed(context)
+    if stated is None or measured is None or not _travels(context) or abs(measured - stated) < REAIM_MIN:
+        return None
+    return measured - stated
 
 
 def _measured_speed(context: DesignContext) -> float | None:

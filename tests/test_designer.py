@@ -131,6 +131,11 @@ def test_a_fix_to_a_walk_that_states_no_speed_is_also_tried_with_its_travel_push
     plans = BuiltinDesigner().propose(DesignContext("walk forward slowly at 0.6 m/s", slow, arms), 2)
     assert [p.rationale.split(":")[0] for p in plans] == ["apply every suggestion",
                                                            "apply every suggestion strongly, drop conflicting terms"]
+    plain, aimed, strong = BuiltinDesigner().propose(DesignContext("walk forward slowly at 0.6 m/s", slow, arms,
+                                                                   metrics=_metrics(0.714)), 4)[1:]
+    assert aimed.rationale == "apply every suggestion and aim its travel target 0.114 m/s lower: add hands_still"
+    assert aimed.program.source == reaimed(plain.program, -0.114).source  # the fix, aimed at the stated speed
+    assert strong.rationale.startswith("apply every suggestion strongly")
 
 
 def _metrics(speed: float) -> TaskMetrics:
