@@ -432,7 +432,10 @@ class BuiltinDesigner:
         push = _travel_push(context, program, "push the travel the task scores")
         if not push:
             return []
-        raises = [(f"the motion passes every check, raise its target speed (×{factor:g}) with people's cadence for it",
+        from rewardloop.reward.canonical import has_pace
+
+        pace = " with people's cadence for it" if has_pace(program.source) else ""
+        raises = [(f"the motion passes every check, raise its target speed (×{factor:g}){pace}",
                    functools.partial(sped_up, program, factor)) for factor in SPEED_RAISES]
         return raises + [(f"the motion passes every check, push its travel (×{factor:g}): " + _describe(push),
                           self._edits(program, [Edit(s, factor) for s in push])) for factor in TRAVEL_PUSHES]

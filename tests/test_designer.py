@@ -94,7 +94,10 @@ def test_a_passing_walk_gets_its_travel_pushed_and_a_standing_task_does_not():
     walk, passed = canonical("walk"), Critique(True, 9.9)
     pushes = BuiltinDesigner().propose(DesignContext("walk forward", walk, passed), 6)
     raised, faster = pushes[:2]
-    assert raised.rationale.startswith("the motion passes every check, raise its target speed (×1.05)")
+    assert raised.rationale == ("the motion passes every check, raise its target speed (×1.05) with people's cadence "
+                                "for it")
+    rough = BuiltinDesigner().propose(DesignContext("walk forward", canonical("walk_rough"), passed), 1)[0]
+    assert rough.rationale == "the motion passes every check, raise its target speed (×1.05)"  # no cadence band
     assert raised.program.weights == walk.weights
     assert "np.minimum(1.575 * f.standing_height, start + 0.6 * f.time)" in raised.program.source
     assert "(1.575 * f.standing_height / (1.5 * f.standing_height)) ** 0.58" in raised.program.source  # the pace

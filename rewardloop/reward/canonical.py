@@ -364,6 +364,12 @@ def _retopped(source: str, old: str, new: str) -> str:
     return source
 
 
+def has_pace(source: str) -> bool:
+    """Whether `source` has a canonical cadence band whose pace follows its target speed (`_PACE`), which
+    `with_faster_top` moves with the ramps' top (the flat walks have one, the rough and injured walks none)."""
+    return _PACE.split("{top}")[0] in source
+
+
 _RELATIVE_TOP = re.compile(re.escape(_RAMP).replace(re.escape("{top}"), r"(\d+(?:\.\d+)?) \* f\.standing_height"))
 """A speed ramp (`_RAMP`) whose top is a multiple of the standing height: a walk at no stated speed."""
 
