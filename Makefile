@@ -22,10 +22,11 @@ browser:
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null; } || \
 	  echo "note: chromium not found; install it (Debian: apt-get install chromium) for the report test"
 
+# The tests run in one process per core (pytest-xdist); `$(BIN)/pytest` alone runs them in one process.
 test: $(BIN)/rewardloop browser
 	$(BIN)/ruff check rewardloop tests benchmarks
 	$(BIN)/mypy rewardloop
-	$(BIN)/pytest
+	$(BIN)/pytest -n auto
 
 bench: $(BIN)/rewardloop
 	$(BIN)/python benchmarks/bench_sim.py
