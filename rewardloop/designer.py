@@ -450,8 +450,8 @@ class BuiltinDesigner:
         from rewardloop.errors import UserError
 
         fixes = [Edit(s, 2.0) for s in usable]
-        miss = _speed_miss(context)
-        if miss is not None:
+        if (speeds := _off_stated_speed(context)) is not None:
+            miss = speeds[1] - speeds[0]
             return [(f"apply every suggestion and aim its travel target {abs(miss):.3f} m/s "
                      f"{'lower' if miss > 0 else 'higher'}: " + _describe(usable),
                      lambda: reaimed(self._edits(program, fixes)(), -miss))]
@@ -476,9 +476,9 @@ class BuiltinDesigner:
         within the task's tolerance, `tasks.speed_tolerance`, succeeds, but is still aimed at what was asked)."""
         from rewardloop.tasks import speed_tolerance
 
-        stated, measured = _stated_speed(context), _measured_speed(context)
-        if stated is None or measured is None or _speed_miss(context) is None:
+        if (speeds := _off_stated_speed(context)) is None:
             return []
+        stated, measured = speeds
         within = abs(measured - stated) <= speed_tolerance(stated)
         return [_reaim_plan(program, stated, measured, "the motion is off" if within else "the motion misses")]
 
@@ -614,13 +614,13 @@ def _reaim_plan(program: RewardProgram, stated: float, measured: float, why: str
             functools.partial(reaimed, program, -miss))
 
 
-def _speed_miss(context: DesignContext) -> float | None:
-    """How far (m/s, signed: + too fast) a travelling walk's speed is off its stated one, None where it states no
-    speed, has no metrics or is within REAIM_MIN."""
+def _off_stated_speed(context: DesignContext) -> tuple[float, float] | None:
+    """The stated and measured speeds (m/s, signed along +x) of a travelling walk off its stated speed by REAIM_MIN
+    or more; None where it states no speed, has no metrics or is within REAIM_MIN."""
     stated, measured = _stated_speed(context), _measured_speed(context)
     if stated is None or measured is None or not _travels(context) or abs(measured - stated) < REAIM_MIN:
         return None
-    return measured - stated
+    return stated, measured
 
 
 def _measured_speed(context: DesignContext) -> float | None:
