@@ -452,8 +452,7 @@ class BuiltinDesigner:
         fixes = [Edit(s, 2.0) for s in usable]
         if (speeds := _off_stated_speed(context)) is not None:
             miss = speeds[1] - speeds[0]
-            return [(f"apply every suggestion and aim its travel target {abs(miss):.3f} m/s "
-                     f"{'lower' if miss > 0 else 'higher'}: " + _describe(usable),
+            return [(f"apply every suggestion and {_aim(miss)}: " + _describe(usable),
                      lambda: reaimed(self._edits(program, fixes)(), -miss))]
         push = _travel_push(context, program, "keep the travel the task scores", skip={s.term for s in usable})
         if not push:
@@ -609,9 +608,13 @@ def _reaim_plan(program: RewardProgram, stated: float, measured: float, why: str
     """The plan that aims `program`'s travel target by what the walk missed its stated speed (`reaimed`); `why`
     opens its rationale, e.g. 'the motion misses'."""
     miss = measured - stated
-    return (f"{why} its stated speed at {measured:.3f} m/s, {miss:+.3f} from the stated {stated:g}: aim its travel "
-            f"target {abs(miss):.3f} m/s {'lower' if miss > 0 else 'higher'}",
+    return (f"{why} its stated speed at {measured:.3f} m/s, {miss:+.3f} from the stated {stated:g}: {_aim(miss)}",
             functools.partial(reaimed, program, -miss))
+
+
+def _aim(miss: float) -> str:
+    """The words of an aim for a walk `miss` m/s faster (+) or slower (-) than its stated speed."""
+    return f"aim its travel target {abs(miss):.3f} m/s {'lower' if miss > 0 else 'higher'}"
 
 
 def _off_stated_speed(context: DesignContext) -> tuple[float, float] | None:
