@@ -403,7 +403,7 @@ class BuiltinDesigner:
                       lambda: program)
         for rationale, make in plans:
             self._add(proposals, seen, k, rationale, make)
-        rng = np.random.default_rng(self.seed + 1000 * len(context.history))  # the form of the candidates' seeds
+        rng = np.random.default_rng(self.seed + 1000 * len(context.history))  # a new draw per edit tried
         base = proposals[0].program if proposals and proposals[0].program else program
         for _ in range(20 * k):
             if len(proposals) >= k:

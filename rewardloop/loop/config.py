@@ -77,7 +77,8 @@ class RunConfig:
     budget_s: float | None = None
     """Start no new iteration after this much wall time (s, summed over sessions); None is unlimited."""
     seed: int = 0
-    """Base seed; candidate k of iteration i optimizes with seed + 1000 i + k."""
+    """The optimizer's seed, the same for every candidate of the run (common random numbers): two candidates then differ
+    in their motion only by what their programs ask, not by their draws."""
     duration_s: float | None = None
     """Rollout length (s); None uses the task's."""
     optimizer: OptimizerConfig | None = None

@@ -290,7 +290,7 @@ class _Loop:
                                         duration_s=duration)
         return CandidateJob(source=proposal.source or "", trusted=trusted_source(proposal.source),
                             scene=self.task.scene, optimizer=optimizer, render=self.config.render,
-                            seed=self.config.seed + 1000 * index + k)
+                            seed=self.config.seed)
 
     def _executor(self) -> Any:
         if self.executor is None:
