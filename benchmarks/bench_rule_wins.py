@@ -7,8 +7,8 @@ against. This reads the same bench.json and compares, seed by seed, the `loop` a
 `canonical` arm's by what the critic does not decide: no fall, then the task's success rule, then the human-likeness
 targets met, then their shortfall, then the task metric. It prints one line per (task, body, seed) and the totals:
 on how many seed pairs the loop's motion differs from the canonical one (another program and another metric
-value), and on how many it is the better one. Where the loop kept the canonical program, its motion is another sample
-of the same planner (the arms run apart) and neither wins.
+value), and on how many it is the better one. Where the loop kept the canonical program, its motion is the canonical
+arm's (the same program optimized with the same seed) and neither wins.
 """
 
 from __future__ import annotations
