@@ -51,7 +51,7 @@ def register(add: AddCommand) -> None:
     run.add_argument("--budget-calls", type=int, help="stop before more model calls than this")
     run.add_argument("--budget-s", type=float, help="start no iteration after this many seconds")
     run.add_argument("--duration", type=float, help="rollout length in s (default: the task's)")
-    run.add_argument("--seed", type=int, help="base seed")
+    run.add_argument("--seed", type=int, help="the optimizer's seed, the same for every candidate")
     run.add_argument("--locomotion", choices=("plan", "search"),
                      help="the optimizer for locomotion: plan (default: the gait planned against each candidate's "
                           "reward) or search (policy search warm-started from the shipped gaits)")
