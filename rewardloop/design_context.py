@@ -35,6 +35,8 @@ class EditRecord:
     """Task metric of its motion (e.g. distance walked, m)."""
     kept: bool = False
     """Whether it became the best program."""
+    unchanged: bool = False
+    """Whether its motion equalled an earlier candidate's to the bit: the edit did not change the motion."""
 
 
 @dataclass(frozen=True)

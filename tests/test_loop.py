@@ -99,6 +99,35 @@ def test_a_walk_the_critic_ties_is_decided_by_peoples_gait_targets_then_by_the_m
     loop.close()
 
 
+def test_every_candidate_optimizes_with_the_runs_seed_and_an_unchanged_motion_is_recorded(finished_run, monkeypatch):
+    import numpy as np
+
+    from rewardloop.design_context import EditRecord
+    from rewardloop.loop.design import ProposalRecord
+    from rewardloop.loop.run import _Loop
+    from rewardloop.prompts.design import _history
+
+    store = finished_run[0]
+    loop = _Loop(store, lambda event: None)
+    proposal = ProposalRecord(source=canonical("walk").source, rationale="")
+    assert {loop._job(i, k, proposal).seed for i, k in ((0, 0), (1, 0), (1, 1))} == {TINY.seed}
+    evaluated = [c for i in (0, 1) for c in store.candidates(i) if c.status == CandidateStatus.EVALUATED]
+    for c in evaluated:  # what the run recorded is what the states say
+        assert c.same_motion_as is None or np.array_equal(loop._trajectory(c.key).rollouts.state,
+                                                          loop._trajectory(c.same_motion_as).rollouts.state)
+    start, edit = evaluated[0], evaluated[1]
+    real = loop._trajectory
+    monkeypatch.setattr(loop, "_trajectory", lambda key: real(start.key if key == edit.key else key))
+    assert loop._same_motion(edit.key) == start.key  # an edit that left the motion as it was
+    record = dataclasses.replace(edit, same_motion_as=start.key)
+    assert CandidateRecord.from_dict(json.loads(json.dumps(record.to_dict()))) == record
+    assert record.unchanged == "the same motion as iteration 0 candidate 0: the edit did not change it"
+    told = _history([EditRecord(iteration=1, program_hash="ab12", change="add hands_still", unchanged=True)],
+                    compact=False)
+    assert told.endswith("(the motion did not change)")
+    loop.close()
+
+
 def test_finished_run_is_listed_and_reported(finished_run, capsys):
     store, _, _ = finished_run
     (summary,) = list_runs(store.path.parent)

@@ -137,7 +137,7 @@ class ModelSession:
             term_stats=_term_stats(best), metrics=TaskMetrics(**best.metrics) if best and best.metrics else None,
             history=tuple(EditRecord(iteration=c.iteration, program_hash=c.program_hash or "", change=c.rationale,
                                      score=c.critic_score, metric=c.task_score, kept=best is not None and
-                                     c.key == best.key) for c in history),
+                                     c.key == best.key, unchanged=c.same_motion_as is not None) for c in history),
             scene=self.scene, body=self.task.scene.body, gait=self._gait(folder), spec=self.task.understood)
         proposals = self.designer.propose(context, k)
         if folder is None and not any(p.program for p in proposals):

@@ -88,18 +88,31 @@ class CandidateRecord:
     """Stage -> wall seconds: design, check, optimize, render, critique."""
     gait: dict[str, float] = field(default_factory=dict)
     """`critic.gait.GAIT_FACTS` field -> the executed motion's gait measure (empty for object tasks)."""
+    same_motion_as: tuple[int, int] | None = None
+    """(iteration, index) of a candidate evaluated before it whose executed motion this one's equals to the bit: every
+    candidate optimizes with the run's seed, so its program's edit did not change the motion."""
 
     @property
     def key(self) -> tuple[int, int]:
         """(iteration, index)."""
         return self.iteration, self.index
 
+    @property
+    def unchanged(self) -> str:
+        """In words, the earlier candidate whose motion this one's equals (`same_motion_as`); '' when none."""
+        if self.same_motion_as is None:
+            return ""
+        iteration, index = self.same_motion_as
+        return f"the same motion as iteration {iteration} candidate {index}: the edit did not change it"
+
     def to_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "status": self.status.value}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> CandidateRecord:
-        return cls(**{**data, "status": CandidateStatus(data["status"])})
+        same = data.get("same_motion_as")
+        return cls(**{**data, "status": CandidateStatus(data["status"]),
+                      "same_motion_as": None if same is None else (int(same[0]), int(same[1]))})
 
 
 @dataclass(frozen=True)

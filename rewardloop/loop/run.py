@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from rewardloop.control.metrics import TaskMetrics
 from rewardloop.control.optimizer import OptimizerConfig
 from rewardloop.control.trajectory import Trajectory
@@ -349,14 +351,27 @@ class _Loop:
             reward_return=float(summary["return"]), term_stats=summary["term_stats"],
             critic_score=float(critique.score), success=bool(critique.success),
             tokens=spent[1] - usage[1] + proposal.tokens, cost_usd=spent[0] - usage[0] + proposal.cost_usd,
-            timings={**summary["timings"], "critique": time.perf_counter() - clock}, gait=summary.get("gait", {}))
+            timings={**summary["timings"], "critique": time.perf_counter() - clock}, gait=summary.get("gait", {}),
+            same_motion_as=self._same_motion((index, k)))
         self._save(record)
+
+    def _same_motion(self, key: tuple[int, int]) -> tuple[int, int] | None:
+        """The first candidate evaluated before this one (in its iteration or an earlier one) whose executed motion
+        equals this one's to the bit, else None: with every candidate at the run's seed, an edit that changes nothing
+        the planner chooses between leaves the motion as it was."""
+        state = self._trajectory(key).rollouts.state
+        for c in (c for i in range(key[0] + 1) for c in self.store.candidates(i)):
+            if c.key != key and c.status == CandidateStatus.EVALUATED and np.array_equal(
+                    self._trajectory(c.key).rollouts.state, state):
+                return c.key
+        return None
 
     def _save(self, record: CandidateRecord) -> None:
         self.store.save_candidate(record)
         self._emit("candidate_done", record.iteration, record.index,
                    message=f"{record.status.value}: {self.task.score_name} {_fmt(record.task_score)}, "
-                           f"critic {_fmt(record.critic_score)}" if record.error is None
+                           f"critic {_fmt(record.critic_score)}{f'; {record.unchanged}' if record.unchanged else ''}"
+                   if record.error is None
                    else f"{record.status.value}: {record.error.splitlines()[0][:120]}")
 
     def _trajectory(self, key: tuple[int, int]) -> Trajectory:

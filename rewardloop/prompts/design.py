@@ -232,7 +232,8 @@ def _history(history: Sequence[EditRecord], *, compact: bool) -> str:
 
     lines = "\n".join(f"{'  ' if compact else ''}- iteration {h.iteration}, program {h.program_hash}: "
                        f"{change(h.change)} -> score {number(h.score)}, metric {number(h.metric)}"
-                       f"{' (kept)' if h.kept else ''}" for h in history)
+                       f"{' (kept)' if h.kept else ''}{' (the motion did not change)' if h.unchanged else ''}"
+                       for h in history)
     return "\n" + lines if compact else lines
 
 

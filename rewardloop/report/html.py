@@ -157,7 +157,8 @@ def _candidate(store: RunStore, c: CandidateRecord, iteration: IterationRecord, 
              f"{' · success' if c.success else ''}{f' · <b>{fall}</b>' if c.fell else ''}</p>"
              f"{_object_facts(c) if task.manipulation else _gait_facts(c, parent)}")
     return (f"<div class='card {verdict}'><h3>candidate {c.index} <span class='tag'>{verdict}</span></h3>{media}"
-            f"{facts}{_critique(folder)}<details><summary>designer's rationale</summary>"
+            f"{facts}{f'<p class=same>{escape(c.unchanged)}</p>' if c.unchanged else ''}{_critique(folder)}"
+            f"<details><summary>designer's rationale</summary>"
             f"<p>{escape(c.rationale)}</p></details>"
             f"{f'<p class=error>{escape(c.error)}</p>' if c.error else ''}</div>")
 
