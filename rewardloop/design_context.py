@@ -36,7 +36,7 @@ class EditRecord:
     kept: bool = False
     """Whether it became the best program."""
     unchanged: bool = False
-    """Whether its motion equalled an earlier candidate's to the bit: the edit did not change the motion."""
+    """Whether its motion equalled an earlier candidate's to the bit: what their programs differ in did not steer it."""
 
 
 @dataclass(frozen=True)

@@ -121,10 +121,10 @@ def test_every_candidate_optimizes_with_the_runs_seed_and_an_unchanged_motion_is
     assert loop._same_motion(edit.key) == start.key  # an edit that left the motion as it was
     record = dataclasses.replace(edit, same_motion_as=start.key)
     assert CandidateRecord.from_dict(json.loads(json.dumps(record.to_dict()))) == record
-    assert record.unchanged == "the same motion as iteration 0 candidate 0: the edit did not change it"
+    assert record.unchanged.startswith("the same motion as iteration 0 candidate 0, to the bit")
     told = _history([EditRecord(iteration=1, program_hash="ab12", change="add hands_still", unchanged=True)],
                     compact=False)
-    assert told.endswith("(the motion did not change)")
+    assert told.endswith("(the same motion as an earlier candidate)")
     loop.close()
 
 

@@ -90,7 +90,7 @@ class CandidateRecord:
     """`critic.gait.GAIT_FACTS` field -> the executed motion's gait measure (empty for object tasks)."""
     same_motion_as: tuple[int, int] | None = None
     """(iteration, index) of a candidate evaluated before it whose executed motion this one's equals to the bit: every
-    candidate optimizes with the run's seed, so its program's edit did not change the motion."""
+    candidate optimizes with the run's seed, so what their programs differ in did not change the motion."""
 
     @property
     def key(self) -> tuple[int, int]:
@@ -103,7 +103,8 @@ class CandidateRecord:
         if self.same_motion_as is None:
             return ""
         iteration, index = self.same_motion_as
-        return f"the same motion as iteration {iteration} candidate {index}: the edit did not change it"
+        return (f"the same motion as iteration {iteration} candidate {index}, to the bit: what their programs differ "
+                "in did not change it")
 
     def to_dict(self) -> dict[str, Any]:
         return {**dataclasses.asdict(self), "status": self.status.value}

@@ -220,6 +220,10 @@ def _gait(context: DesignContext, separator: str) -> str:
     return separator.join(context.gait.lines()) or "none found"
 
 
+SAME_MOTION = " (the same motion as an earlier candidate)"
+"""Said of an edit whose motion equalled an earlier candidate's to the bit: what they differ in did not steer it."""
+
+
 def _history(history: Sequence[EditRecord], *, compact: bool) -> str:
     if not history:
         return "(none yet)"
@@ -232,7 +236,7 @@ def _history(history: Sequence[EditRecord], *, compact: bool) -> str:
 
     lines = "\n".join(f"{'  ' if compact else ''}- iteration {h.iteration}, program {h.program_hash}: "
                        f"{change(h.change)} -> score {number(h.score)}, metric {number(h.metric)}"
-                       f"{' (kept)' if h.kept else ''}{' (the motion did not change)' if h.unchanged else ''}"
+                       f"{' (kept)' if h.kept else ''}{SAME_MOTION if h.unchanged else ''}"
                        for h in history)
     return "\n" + lines if compact else lines
 
