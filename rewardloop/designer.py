@@ -365,11 +365,11 @@ class BuiltinDesigner:
     alone; then random log-normal weight perturbations of the first.
     A walk off its stated speed gets its travel target moved by how far it missed (`reaimed`) first, before any
     suggestion (`_missed_speed_plans`). A motion the critic passes with nothing to fix, in a task that travels and
-    states no speed, first gets its target speed raised ×1.05 and ×1.1 with people's cadence for it (`sped_up`,
-    `SPEED_RAISES`), then its travel pushed: the terms that reward it (`travel_terms`) weighted ×2, ×1.4 and ×1.2
-    (`TRAVEL_PUSHES`), since the task's metric (the distance) then decides between motions the critic ties and that
-    miss as few of people's gait targets. The perturbations are drawn per run seed and per iteration (the number
-    of edits tried), and no program is proposed twice in a run.
+    states no speed, first gets its target speed raised ×1.05 and ×1.1, with people's cadence for it where its program
+    has a cadence band (`sped_up`, `SPEED_RAISES`), then its travel pushed: the terms that reward it (`travel_terms`)
+    weighted ×2, ×1.4 and ×1.2 (`TRAVEL_PUSHES`), since the task's metric (the distance) then decides between motions
+    the critic ties and that miss as few of people's gait targets. The perturbations are drawn per run seed and per
+    iteration (the number of edits tried), and no program is proposed twice in a run.
     """
 
     name = "builtin"

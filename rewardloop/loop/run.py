@@ -360,11 +360,9 @@ class _Loop:
         equals this one's to the bit, else None: with every candidate at the run's seed, an edit that changes nothing
         the planner chooses between leaves the motion as it was."""
         state = self._trajectory(key).rollouts.state
-        for c in (c for i in range(key[0] + 1) for c in self.store.candidates(i)):
-            if c.key != key and c.status == CandidateStatus.EVALUATED and np.array_equal(
-                    self._trajectory(c.key).rollouts.state, state):
-                return c.key
-        return None
+        earlier = [c.key for i in range(key[0] + 1) for c in self.store.candidates(i)
+                   if c.key != key and c.status == CandidateStatus.EVALUATED]
+        return next((k for k in earlier if np.array_equal(self._trajectory(k).rollouts.state, state)), None)
 
     def _save(self, record: CandidateRecord) -> None:
         self.store.save_candidate(record)
