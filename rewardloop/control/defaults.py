@@ -22,6 +22,8 @@ BODY_PLANNERS: dict[str, PlannerConfig] = {
     # against 0.25-0.74, mean 0.46, with a 4-ms controller; benchmarks/bench_fidelity.py).
     "muscle": PlannerConfig(samples=32, horizon_s=0.5, replan_every=20, planning_dt=0.004, knots=5,
                             noise=0.06, muscle=MuscleGains(interval_s=0.008)),
+    # Robots: the plan is the servos' own joint targets, rolled out on the body's own 2-ms model.
+    "servo": PlannerConfig(samples=32, horizon_s=0.5, replan_every=10, planning_dt=None, knots=5, noise=0.06),
 }
 """Actuator kind -> planner settings tuned for it (torque: dm_control humanoid; muscle: myolegs)."""
 

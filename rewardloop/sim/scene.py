@@ -332,16 +332,29 @@ def _apply_physics(model: mujoco.MjModel, physics: Physics) -> None:
 
 
 def _scale_strength(model: mujoco.MjModel, ids: Iterable[int], factor: float) -> None:
-    """Scale the peak force of muscles (a muscle's gear would also scale its length, off its force-length curve)
-    and the gear of motors."""
+    """Scale the peak force of muscles (a muscle's gear would also scale its length, off its force-length curve),
+    the gains and torque limits of joint-position servos (their gear would move the joint target) and the gear
+    of motors."""
     for i in ids:
         if model.actuator_dyntype[i] == mujoco.mjtDyn.mjDYN_MUSCLE:
             peak = model.actuator_gainprm[i, 2]
             if peak < 0:  # force given as scale / acc0
                 peak = model.actuator_gainprm[i, 3] / max(model.actuator_acc0[i], 1e-10)
             model.actuator_gainprm[i, 2] = model.actuator_biasprm[i, 2] = peak * factor
+        elif is_servo(model, i):
+            model.actuator_gainprm[i, 0] *= factor
+            model.actuator_biasprm[i, 1:3] *= factor
+            model.actuator_forcerange[i] *= factor
+            model.jnt_actfrcrange[model.actuator_trnid[i, 0]] *= factor
         else:
             model.actuator_gear[i, 0] *= factor
+
+
+def is_servo(model: mujoco.MjModel, actuator: int) -> bool:
+    """Whether an actuator is a joint-position servo (force = kp·(ctrl − q) − kv·q̇, MuJoCo's `position`)."""
+    return bool(model.actuator_biastype[actuator] == mujoco.mjtBias.mjBIAS_AFFINE
+                and model.actuator_biasprm[actuator, 1] < 0
+                and model.actuator_trntype[actuator] == mujoco.mjtTrn.mjTRN_JOINT)
 
 
 def _state_of(model: mujoco.MjModel, qpos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -58,12 +58,12 @@ def _joint_space(model: mujoco.MjModel, joints: list[int]) -> PostureSpace:
 
 
 def posture_space(scene: CompiledScene) -> PostureSpace:
-    """Joints of the posture plan: each motor's joint (torque bodies, actuator order), or every limited hinge
-    that muscles move and no equality constraint drives (muscle bodies)."""
+    """Joints of the posture plan: each motor's or servo's joint (torque bodies and robots, actuator order), or
+    every limited hinge that muscles move and no equality constraint drives (muscle bodies)."""
     model = scene.model
-    if scene.body.actuator_kind == "torque":
+    if scene.body.actuator_kind in ("torque", "servo"):
         if np.any(model.actuator_trntype != mujoco.mjtTrn.mjTRN_JOINT):
-            raise UserError(f"{scene.scene.body}: PD control needs every motor to act on one joint")
+            raise UserError(f"{scene.scene.body}: posture plans need every actuator to act on one joint")
         return _joint_space(model, [int(j) for j in model.actuator_trnid[:, 0]])
     data = mujoco.MjData(model)
     mujoco.mj_setState(model, data, scene.initial_state, mujoco.mjtState.mjSTATE_FULLPHYSICS)

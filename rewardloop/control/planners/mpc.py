@@ -19,7 +19,7 @@ import numpy as np
 
 from rewardloop.control.config import OptimizerConfig, PlannerConfig, Progress
 from rewardloop.control.metrics import batch_metrics
-from rewardloop.control.planners.plants import Plant, PostureMuscle, PosturePD, RawControls
+from rewardloop.control.planners.plants import Plant, PostureMuscle, PosturePD, PostureServo, RawControls
 from rewardloop.control.trajectory import Trajectory
 from rewardloop.reward.base import RewardFunction, term_statistics
 from rewardloop.sim.rollout import Rollouts, Simulator
@@ -173,6 +173,8 @@ def make_plant(scene: CompiledScene, space: str, planner: PlannerConfig) -> Plan
         return GripMuscle(scene, planner.muscle, planning_dt=planner.planning_dt)
     if scene.body.actuator_kind == "muscle":
         return PostureMuscle(scene, planner.muscle, planning_dt=planner.planning_dt)
+    if scene.body.actuator_kind == "servo":
+        return PostureServo(scene, planning_dt=planner.planning_dt)
     return PosturePD(scene, planner.pd, planning_dt=planner.planning_dt)
 
 

@@ -6,6 +6,8 @@ A plan is a [S, H, J] array of targets per step. What a target means depends on 
 - `PostureMuscle` (muscle bodies): target joint postures; the compiled muscle controller updates the
   excitations of a whole group of samples every few milliseconds. On legs, an ankle strategy under the plan
   (`AnkleBalance`) keeps the centre of mass over the feet, so a plan need not balance a slow muscle body itself.
+- `PostureServo` (robots): target joint postures are the joint-position servos' own controls, so the planner's
+  rollouts and the executed motion run the body's own model with no Python per step.
 - `RawControls` (the predictive-sampling baseline): the actuator controls themselves.
 Only the planner's rollouts may use a coarser timestep; `execute` always steps the body's own model.
 """
@@ -154,6 +156,23 @@ class PostureMuscle:
 
     simulate = _run
     execute = _run
+
+
+class PostureServo:
+    """Target postures as the controls of a robot's joint-position servos (its own gains)."""
+
+    def __init__(self, scene: CompiledScene, *, planning_dt: float | None):
+        self.scene, self.space = scene, posture_space(scene)
+        self.low, self.high = scene.ctrl_bounds()
+        self.planner_scene = _coarse(scene, planning_dt)
+
+    def start(self, state: np.ndarray) -> np.ndarray:
+        return np.clip(self.space.read(state, self.scene.model)[0], self.low, self.high)
+
+    def simulate(self, sim: Simulator, state: np.ndarray, targets: np.ndarray) -> Rollouts:
+        return sim.open_loop(targets, initial_state=state)
+
+    execute = simulate
 
 
 class RawControls:
