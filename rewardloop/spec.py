@@ -36,7 +36,7 @@ DEFAULT_TURN_DEG = 90.0
 GAIT_STYLES: dict[str, str] = {
     "goose-step": r"\bgoose[- ]?step",
     "limp": r"\blimp(s|ing)?\b|\bhobbl",
-    "crouch": r"\bcrouch|\bsquat(ting)?\b|\bbent[- ]knee",
+    "crouch": r"\bcrouch\w*(?: down)?|\bsquat(ting)?\b(?: down)?|\bbent[- ]knee",
     "shuffle": r"\bshuffl|\bshort (quick )?steps\b|\btiny steps\b",
     "high-knees": r"\bhigh knees?\b|\bmarch",
     "stiff-knee": r"\bstiff[- ]?(knee|leg)|\bstraight(ened)? (knees?|legs?)\b|\blocked knees?\b",
@@ -86,6 +86,10 @@ class TaskSpec:
     """'left' or 'right': where a bottle is poured (the cup's side); None when not stated."""
     understood: tuple[str, ...] = ()
     """The phrases recognised, for summaries."""
+    unread: tuple[str, ...] = ()
+    """Phrases of the description that no field above holds, in the words written (e.g. ('sideways to the left',)
+    for "walk sideways to the left", read as plain forward travel): what they ask is not measured, so a run of this
+    spec cannot call itself a success (`not_checked`). Filler ("please", "the", "forward") is never listed."""
     reader: str = "rules"
     """Who read the description: 'rules', or the model string that wrote the spec."""
     model_failure: str | None = None
@@ -114,9 +118,19 @@ class TaskSpec:
 
     def describe(self) -> str:
         """One readable line, e.g. 'travel backward at 0.6 m/s; upright (read by rules)', or '... (read by rules:
-        the model's reading failed: WHY)'."""
+        the model's reading failed: WHY)', ending '; not understood: 'sideways to the left'' when parts were
+        unread."""
         failure = f": the model's reading failed: {self.model_failure}" if self.model_failure else ""
-        return "; ".join([_motion_words(self), *_manner_words(self)]) + f" (read by {self.reader}{failure})"
+        unread = f"; not understood: {quoted(self.unread)}" if self.unread else ""
+        return "; ".join([_motion_words(self), *_manner_words(self)]) + f" (read by {self.reader}{failure})" + unread
+
+    def not_checked(self) -> str:
+        """What a run of this spec cannot check, in one line ('' when the whole description was read), e.g.
+        "not checked: 'sideways to the left' was not understood"."""
+        if not self.unread:
+            return ""
+        verb = "was" if len(self.unread) == 1 else "were"
+        return f"not checked: {quoted(self.unread)} {verb} not understood"
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -127,8 +141,14 @@ class TaskSpec:
         unknown = set(data) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
             raise UserError(f"a task spec has unknown fields: {', '.join(sorted(unknown))}")
-        tuples: dict[str, tuple[str, ...]] = {k: tuple(data[k]) for k in ("styles", "understood") if k in data}
+        tuples: dict[str, tuple[str, ...]] = {k: tuple(data[k]) for k in ("styles", "understood", "unread")
+                                              if k in data}
         return cls(**{**data, **tuples})
+
+
+def quoted(phrases: tuple[str, ...]) -> str:
+    """Phrases in quotes, comma-separated: "'sideways to the left', 'right leg'"."""
+    return ", ".join(f"'{phrase}'" for phrase in phrases)
 
 
 def _problems(spec: TaskSpec) -> list[str]:
@@ -241,7 +261,8 @@ _DISTANCE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:m|metres?|meters?)\b"
 
 
 def spec_from_description(text: str) -> TaskSpec:
-    """The spec read from a description by keyword rules (see _RULES); unknown words are ignored.
+    """The spec read from a description by keyword rules (see _RULES); the words no rule turned into a field are
+    listed in `unread` (see `_unread`).
 
     Travel words give forward travel ("backward" words backward); stay words without travel, or "in place" /
     "on the spot" without stepping words, stay in place; "in place" with stepping words ("jog on the spot")
@@ -254,25 +275,28 @@ def spec_from_description(text: str) -> TaskSpec:
     held = _object(raw)
     if held is not None:
         return _object_spec(raw, held)
-    plain = _NEGATED.sub(" ", raw)
+    plain = _NEGATED.sub(lambda m: " " * len(m.group()), raw)  # same length: a match's place is its place in raw
     hit = {name: re.search(pattern, plain if name in _NEGATABLE else raw) is not None
            for name, pattern in _RULES.items()}
-    turn, turn_deg = _turn(plain)
-    speed, rest = _speed(raw)
+    turn, turn_deg, turn_spans = _turn(plain)
+    speed, rest, speed_span = _speed(raw)
     step_in_place = hit["in_place"] and hit["stepping"] and turn is None
     stay_in_place = not step_in_place and turn is None and (hit["in_place"] or (hit["stay"] and not (
         hit["travel"] or hit["backward"])))
     terrain = next((name for name in TERRAINS if hit[name]), None)
     styles = _styles(plain)
-    return TaskSpec(
+    distance, distance_span = _distance(rest)
+    spec = TaskSpec(
         direction=_direction(hit, in_place=step_in_place or stay_in_place), speed_mps=speed,
         pace="run" if hit["run"] else "fast" if hit["fast"] else "slow" if hit["slow"] else None,
-        distance_m=_distance(rest), turn=turn, turn_deg=turn_deg, stay_in_place=stay_in_place,
+        distance_m=distance, turn=turn, turn_deg=turn_deg, stay_in_place=stay_in_place,
         step_in_place=step_in_place, styles=styles, upright=hit["upright"],
         straight_knees=hit["straight_knees"], high_steps=hit["high_steps"] or terrain in ("rough", "stairs"),
         straight_line=hit["straight_line"], efficient=hit["efficient"], symmetric=hit["symmetric"],
         injured=hit["injured"], terrain=terrain,
         understood=_understood(hit, turn, speed, step_in_place, stay_in_place) + styles)
+    read = _read_spans(spec, raw, plain) + turn_spans + [s for s in (speed_span, distance_span) if s is not None]
+    return dataclasses.replace(spec, unread=_unread(raw, read))
 
 
 _CUBE = re.compile(r"\b(cube|die|dice|block)\b")
@@ -289,11 +313,13 @@ def _object(text: str) -> str | None:
 def _object_spec(text: str, held: str) -> TaskSpec:
     """The spec of an object task: the cube's turn (its side and angle; left, counter-clockwise from above, by
     default) or the side a bottle pours to."""
+    read = [m.span() for m in re.finditer(_HAND_WORDS[held], text)]
     if held == "bottle":
         side = _SIDE.search(text)
         return TaskSpec(direction="none", manipulation="bottle", side=side.group(1) if side else None,
-                        understood=("pour",) + ((f"to the {side.group(1)}",) if side else ()))
-    turn, turn_deg = _turn(text)
+                        understood=("pour",) + ((f"to the {side.group(1)}",) if side else ()),
+                        unread=_unread(text, read + ([side.span()] if side else [])))
+    turn, turn_deg, turn_spans = _turn(text)
     clock = _CLOCKWISE.search(text)
     if turn is None:
         side = _SIDE.search(text)
@@ -301,8 +327,17 @@ def _object_spec(text: str, held: str) -> TaskSpec:
         turn_deg = next((deg for pattern, deg in _NAMED_ANGLES if re.search(pattern, text)), DEFAULT_TURN_DEG)
         angle = _DEGREES.search(text)
         turn_deg = float(angle.group(1)) if angle else turn_deg
+        turn_spans = [m.span() for m in (side, clock, angle) if m is not None] + _named_angle_spans(text)
     return TaskSpec(direction="none", manipulation="cube", turn=turn, turn_deg=turn_deg,
-                    understood=("turn the cube", f"{turn} {turn_deg:g}°"))
+                    understood=("turn the cube", f"{turn} {turn_deg:g}°"), unread=_unread(text, read + turn_spans))
+
+
+_HAND_WORDS = {
+    "cube": r"\b(cube|die|dice|block|turn\w*|rotat\w*|spin\w*|twist\w*|vertical|axis|held|hold\w*|hands?|palm|"
+            r"fingers?|grip\w*|grasp\w*)\b",
+    "bottle": r"\b(pour\w*|bottle|jug|pitcher|cup|glass|mug|container|tip\w*|tilt\w*|past|horizontal|held|"
+              r"hold\w*|hands?|grip\w*|grasp\w*)\b"}
+"""Words an object task's success rule checks (the object, its goal, the hand holding it), by object: read."""
 
 
 def _direction(hit: dict[str, bool], *, in_place: bool) -> str:
@@ -313,34 +348,54 @@ def _direction(hit: dict[str, bool], *, in_place: bool) -> str:
     return "forward" if hit["travel"] else "none"
 
 
-def _turn(text: str) -> tuple[str | None, float]:
-    """(side, degrees) of the turn the text asks for; (None, DEFAULT_TURN_DEG) without one."""
+Span = tuple[int, int]
+"""Where a phrase lies in the lower-case description: [start, end) in characters."""
+
+
+def _turn(text: str) -> tuple[str | None, float, list[Span]]:
+    """(side, degrees, where the turn and its angle were read) of the turn the text asks for; (None,
+    DEFAULT_TURN_DEG, []) without one."""
     match = _TURN.search(text)
     if match is None:
-        return None, DEFAULT_TURN_DEG
+        return None, DEFAULT_TURN_DEG, []
     side = match.group(1) or match.group(2) or ("right" if match.group(3) == "clockwise" else "left")
-    angles = [(abs(m.start() - match.start()), float(m.group(1))) for m in _DEGREES.finditer(text)
-              if not (_SLOPE_ANGLE.search(text[m.end():m.end() + 12]) or _SLOPE_ANGLE.search(text[:m.start()][-12:]))]
+    angles = [(abs(m.start() - match.start()), float(m.group(1)), m.span()) for m in _DEGREES.finditer(text)
+              if not _slope_angle(text, m)]
     if angles:
-        return side, min(angles)[1]  # the angle nearest the turn, not a slope's
+        _, degrees, span = min(angles)  # the angle nearest the turn, not a slope's
+        return side, degrees, [match.span(), span]
     named = next((deg for pattern, deg in _NAMED_ANGLES if re.search(pattern, text)), DEFAULT_TURN_DEG)
-    return side, named
+    return side, named, [match.span(), *_named_angle_spans(text)]
 
 
-def _speed(text: str) -> tuple[float | None, str]:
-    """(stated speed in m/s or None, the text without it)."""
+def _slope_angle(text: str, angle: re.Match[str]) -> bool:
+    """The stated angle is a slope's ("a 5 degree slope", "an incline of 5°"), not a turn's."""
+    after, before = text[angle.end():angle.end() + 12], text[:angle.start()][-12:]
+    return bool(_SLOPE_ANGLE.search(after) or _SLOPE_ANGLE.search(before))
+
+
+def _named_angle_spans(text: str) -> list[Span]:
+    return [m.span() for pattern, _ in _NAMED_ANGLES for m in re.finditer(pattern, text)]
+
+
+def _speed(text: str) -> tuple[float | None, str, Span | None]:
+    """(stated speed in m/s or None, the text with it blanked out, where it was read)."""
     match = _SPEED.search(text)
     if match is None:
-        return None, text
+        return None, text, None
     unit = match.group(2)
     factor = next((f for prefix, f in _SPEED_UNIT_MPS if unit.startswith(prefix)), 1.0)
     value = float(match.group(1)) * factor
-    return (round(value, 3) if value > 0 else None), text[:match.start()] + text[match.end():]
+    blanked = text[:match.start()] + " " * (match.end() - match.start()) + text[match.end():]
+    return (round(value, 3) if value > 0 else None), blanked, match.span()
 
 
-def _distance(text: str) -> float | None:
+def _distance(text: str) -> tuple[float | None, Span | None]:
+    """(stated distance in m or None, where it was read)."""
     match = _DISTANCE.search(text)
-    return float(match.group(1)) if match and float(match.group(1)) > 0 else None
+    if match is None or float(match.group(1)) <= 0:
+        return None, None
+    return float(match.group(1)), match.span()
 
 
 def _styles(text: str) -> tuple[str, ...]:
@@ -356,7 +411,111 @@ def _understood(hit: dict[str, bool], turn: str | None, speed: float | None, ste
     return tuple(words + extra)
 
 
+# ---- what the rules did not read ----------------------------------------------------------------------------
+
+_MANNER = re.compile(r"(?:hop|skip|gallop|crawl|tiptoe|waddl|sneak|creep|trudg|jump|leap|bound|sidestep)\w*")
+"""Travel words whose manner no spec field holds ("hop forward" travels, but nothing checks the hop): unread."""
+_ALWAYS_CHECKED = re.compile(
+    r"\bbalanc\w*|\b(?:without|not|never|no|don't|avoid\w*)\s+(?:fall\w*|trip\w*|stumbl\w*|collaps\w*|tipping over)"
+    r"(?:\s+(?:over|down))?|\b(?:stay\w*|remain\w*) on (?:its|your|the|their|his|her) feet\b|\bsafely\b")
+"""Phrases every success rule checks whatever the spec (a fall is never a success): read."""
+_GROUND_SIZE = re.compile(r"\d*\.?\d+\s*(?:cm|mm|m|centimet\w+|millimet\w+|met(?:er|re)s?)\s*"
+                          r"(?:high|tall|deep|steps?|stairs?|bumps?)\b")
+_FORWARD = re.compile(r"\b(?:forwards?|ahead|onwards?|straight on)\b")
+_TOKEN = re.compile(r"\d*\.\d+|[\w°]+(?:['’\-/][\w°]+)*")
+_BREAK = re.compile(r"[,;:.!?()\"]")
+"""Punctuation that ends an unread phrase."""
+_HEADS = frozenset({"leg", "legs", "knee", "knees", "foot", "feet", "ankle", "ankles", "hip", "hips", "steps",
+                    "stride", "strides"})
+"""Nouns read with the word read just before them ("a weakened leg", "an upright trunk")."""
+_FILLER_WORDS = """
+    a an the this that these those it its it's itself you your yours yourself he she him her his they them their
+    i me my we us our please kindly can could would should will shall may might must let lets let's just now also
+    then and or but so as while whilst when where here there with within to of in on at by for from into onto up
+    along across through toward towards over past via is are am be been being was were do does doing did have has
+    get gets getting keep keeps keeping kept maintain maintains maintaining try tries trying make makes making
+    want need like some any all both each every very really quite bit more much rather fairly too nice nicely good
+    well properly correctly natural naturally normal normally human humanlike human-like person people robot
+    humanoid character agent model figure ground floor flat level surface
+    terrain direction way manner motion movement gait posture stance trunk torso body speed pace time start starts about
+    starting begin begins despite throughout during whole entire same
+"""
+_FILLER = frozenset(_FILLER_WORDS.split())
+"""Words that carry no motion of their own: never listed as unread, and only inside a phrase between unread
+words ("sideways to the left")."""
+
+
+def _read_spans(spec: TaskSpec, raw: str, plain: str) -> list[Span]:
+    """Where the rules read the description into the spec: each word group that set a field (a group overruled, as
+    "stand" is by "walk", is not read), the styles, the negations read ("without limping", "do not walk"), and what
+    every success rule checks (`_ALWAYS_CHECKED`)."""
+    spans = [m.span() for m in _ALWAYS_CHECKED.finditer(raw)]
+    if spec.direction != "backward":  # "forward" says no more than travel does; against "backward" it is overruled
+        spans += [m.span() for m in _FORWARD.finditer(raw)]
+    for name in (name for name, kept in _kept_groups(spec).items() if kept):
+        text = plain if name in _NEGATABLE else raw
+        spans += [m.span() for m in re.finditer(_RULES[name], text) if not _MANNER.match(text, m.start())]
+    spans += [m.span() for name in spec.styles for m in re.finditer(GAIT_STYLES[name], plain)]
+    if spec.terrain == "slope":  # "a 5 degree slope": the scene's slope holds the angle
+        spans += [m.span() for m in _DEGREES.finditer(raw) if _slope_angle(raw, m)]
+    if spec.terrain is not None:  # "0.08 m steps", "4 cm bumps": the scene's ground holds the size
+        spans += [m.span() for m in _GROUND_SIZE.finditer(raw)]
+    if spec.turn is not None:  # "rotate clockwise": the verb of a turn read by its sense; a circle is more than 90°
+        spans += [m.span() for m in re.finditer(rf"\b{_TURN_VERB}", raw) if not m.group().startswith("circl")]
+    return spans + [m.span() for m in _NEGATED.finditer(raw) if _negation_read(raw, m)]
+
+
+def _kept_groups(spec: TaskSpec) -> dict[str, bool]:
+    """Each word group of _RULES -> whether the spec holds what it says."""
+    moves = spec.locomotion or spec.step_in_place
+    return {"backward": spec.direction == "backward", "in_place": spec.direction == "none",
+            "stay": spec.stay_in_place or not moves, "travel": moves, "stepping": moves,
+            **{pace: spec.pace == pace for pace in PACES}, **{name: getattr(spec, name) for name in POSTURE},
+            "injured": spec.injured, **{name: spec.terrain == name for name in TERRAINS}}
+
+
+def _negation_read(raw: str, negation: re.Match[str]) -> bool:
+    """A negation the rules read by dropping it: what it negates is a word group they read ("do not walk", "without
+    limping"); one they do not ("without swinging the arms") is left unread."""
+    for name in _NEGATABLE:
+        found = re.compile(_RULES[name]).search(raw, negation.start())
+        if found is not None and found.start() < negation.end():
+            return True
+    return False
+
+
+def _unread(text: str, read: list[Span]) -> tuple[str, ...]:
+    """The phrases of `text` (lower case) outside the `read` spans: runs of words not read, cut at punctuation and
+    at read words, trimmed of filler at both ends, kept when a word that carries meaning is left."""
+    phrases: list[str] = []
+    current: list[str] = []
+    after_read, last_end = False, 0
+    for match in _TOKEN.finditer(text):
+        word = match.group()
+        taken = any(start < match.end() and match.start() < end for start, end in read)
+        taken = taken or (after_read and word in _HEADS)
+        if taken or _BREAK.search(text, last_end, match.start()):
+            phrases += _phrase(current)
+            current = []
+        if not taken:
+            current.append(word)
+        after_read, last_end = taken, match.end()
+    phrases += _phrase(current)
+    return tuple(dict.fromkeys(phrases))
+
+
+def _phrase(words: list[str]) -> list[str]:
+    """The words as one phrase without the filler at its ends; [] when only filler is left."""
+    content = [i for i, word in enumerate(words) if word not in _FILLER]
+    return [" ".join(words[content[0]:content[-1] + 1])] if content else []
+
+
 # ---- the model reader ----------------------------------------------------------------------------------------
+
+MAX_UNREAD = 8
+"""Unread phrases a model's spec may list."""
+UNREAD_CHARS = 80
+"""Characters kept of each unread phrase a model lists (a phrase of the description, usually a few words)."""
 
 SPEC_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -373,15 +532,18 @@ SPEC_SCHEMA: dict[str, Any] = {
         "posture": {"type": "array", "items": {"type": "string", "enum": list(POSTURE)}, "maxItems": 6},
         "injured": {"type": "boolean"},
         "terrain": {"type": ["string", "null"], "enum": [*TERRAINS, None]},
+        "unread": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_UNREAD},
     },
     "required": ["direction", "speed_mps", "pace", "distance_m", "turn", "turn_deg", "stay_in_place",
-                 "step_in_place", "styles", "posture", "injured", "terrain"],
+                 "step_in_place", "styles", "posture", "injured", "terrain", "unread"],
     "additionalProperties": False,
 }
-"""The JSON a model writes a spec as (taskspec_v1 prompt)."""
+"""The JSON a model writes a spec as (SPEC_PROMPT); `unread` lists the description's phrases no field holds."""
 
-SPEC_MAX_TOKENS = 300
-"""Room for the model's answer (the JSON is about 100 tokens)."""
+SPEC_PROMPT = "taskspec_v2"
+"""The prompt template a model reads a description with (v2 asks for the unread phrases)."""
+SPEC_MAX_TOKENS = 400
+"""Room for the model's answer (the JSON is about 100 tokens, and its unread phrases)."""
 FAILURE_CHARS = 300
 """Characters of a failed reading's reason kept in the spec (a model error is one line, usually shorter)."""
 
@@ -389,11 +551,13 @@ FAILURE_CHARS = 300
 def spec_from_json(data: dict[str, Any], *, reader: str) -> TaskSpec:
     """A spec from a model's JSON answer (already validated against SPEC_SCHEMA); UserError if inconsistent."""
     posture = set(data["posture"])
-    fields = {k: v for k, v in data.items() if k != "posture"}
+    fields = {k: v for k, v in data.items() if k not in ("posture", "unread")}
     flags = {name: name in posture for name in POSTURE}
     understood = tuple(f"{k}={v}" for k, v in fields.items() if v not in (None, False, [], "none"))
+    phrases = (" ".join(str(phrase).lower().split())[:UNREAD_CHARS] for phrase in data["unread"])
+    unread = tuple(dict.fromkeys(p for p in phrases if _phrase(p.split())))  # filler alone is not a gap
     return TaskSpec(**{**fields, **flags, "styles": tuple(data["styles"]), "understood": understood,
-                       "turn_deg": float(data["turn_deg"]), "reader": reader})
+                       "turn_deg": float(data["turn_deg"]), "reader": reader, "unread": unread})
 
 
 def spec_from_model(text: str, backend: Any) -> tuple[TaskSpec, str | None]:
@@ -406,7 +570,7 @@ def spec_from_model(text: str, backend: Any) -> tuple[TaskSpec, str | None]:
     from rewardloop.models.base import Message
     from rewardloop.prompts import render_prompt
 
-    prompt = render_prompt("taskspec_v1", description=text.strip(), schema=json.dumps(SPEC_SCHEMA))
+    prompt = render_prompt(SPEC_PROMPT, description=text.strip(), schema=json.dumps(SPEC_SCHEMA))
     try:
         answer = backend.complete([Message.user(prompt)], schema=SPEC_SCHEMA, temperature=0.0,
                                   max_tokens=SPEC_MAX_TOKENS)

@@ -236,7 +236,7 @@ def test_bad_specs_and_tasks_say_what_is_wrong():
 def _answer(**changes) -> str:
     spec = {"direction": "none", "speed_mps": None, "pace": "run", "distance_m": None, "turn": None, "turn_deg": 90,
             "stay_in_place": False, "step_in_place": True, "styles": ["high-knees"], "posture": ["upright"],
-            "injured": False, "terrain": None}
+            "injured": False, "terrain": None, "unread": []}
     return json.dumps({**spec, **changes})
 
 
@@ -315,3 +315,58 @@ def test_run_prints_the_spec_it_understood_before_any_compute(capsys):
         task = understand(dance, task_from_description(dance.description, "humanoid"), config)
     assert task.understood.reader == "openai:tiny" and task.metric == "step_rate_in_place"
     assert "(read by openai:tiny)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("text", "unread"), [
+    ("walk sideways to the left", ("sideways to the left",)),   # read as forward travel: the side is not
+    ("stand on your right leg", ("right leg",)),                # read as staying in place: the leg is not
+    ("balance on one leg", ("one leg",)),
+    ("hop forward", ("hop",)),                                  # travels, but nothing checks a hop
+    ("walk, then stop and stand still", ("stop and stand still",)),  # "stand" overruled by "walk"
+    ("walk in a counterclockwise circle", ("circle",)),        # a 90° turn, not a circle
+    ("walk forward without moving the arms", ("without moving the arms",)),  # a negation not read stays whole
+    ("step backward for a few metres", ("few metres",)),        # no number: the default distance
+    ("turn around", ("turn around",)),
+    ("walk 4 metres along a 1 m wide path", ("1 m wide path",)),
+    ("turn the cube 45 degrees to the right, then toss it", ("toss",)),
+    ("walk forward, then walk backward", ("forward",)),        # overruled by "backward"
+])
+def test_the_rules_list_what_they_did_not_read(text, unread):
+    spec = spec_from_description(text)
+    assert spec.unread == unread
+    verb = "was" if len(unread) == 1 else "were"
+    assert spec.not_checked() == f"not checked: {', '.join(repr(p) for p in unread)} {verb} not understood"
+    assert spec.describe().endswith(f"; not understood: {', '.join(repr(p) for p in unread)}")
+
+
+@pytest.mark.parametrize("text", [
+    "please walk forward.", "walk forward on flat ground despite a weakened leg, without falling",
+    "march with high knees", "jog on the spot", "walk at 0.6 m/s for 5 metres", "stay where you are and do not walk",
+    "walk forward without limping", "hold your balance without moving", "walk and turn 90° to the right",
+    "climb the stairs with 0.08 m steps", "rotate clockwise a quarter turn", "crouch down",
+    "the robot should walk naturally, like a person, keeping its trunk upright",
+    *[task.description for task in TASKS.values()]])
+def test_filler_and_every_word_the_rules_read_leave_nothing_unread(text):
+    spec = spec_from_description(text)
+    assert spec.unread == () and spec.not_checked() == ""
+    assert "not understood" not in spec.describe()
+
+
+def test_a_model_reader_lists_its_unread_phrases_and_they_round_trip():
+    answer = _answer(direction="forward", step_in_place=False, styles=[], posture=[], pace=None,
+                     unread=["Sideways  to the LEFT", "the", "sideways to the left"])
+    with ScriptedChatServer([chat_reply(answer)]) as server:
+        spec, note = read_spec("walk sideways to the left", f"openai:tiny@{server.base_url}", retry=NO_WAIT)
+    assert note is None and spec.reader == "openai:tiny"
+    assert spec.unread == ("sideways to the left",)  # spaces and case folded, filler alone and repeats dropped
+    assert "unread" in SPEC_SCHEMA["required"] and "the phrases of the description" in json.dumps(server.requests[0])
+    assert TaskSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    old = {k: v for k, v in spec.to_dict().items() if k != "unread"}  # a task.json from before `unread`
+    assert TaskSpec.from_dict(old).unread == ()
+
+
+def test_the_understood_line_says_what_was_not_understood(capsys):
+    args = argparse.Namespace(task=None, description="stand on your right leg", body="humanoid", terrain="flat")
+    understand(args, task_from_description(args.description, "humanoid"), RunConfig())
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "understood: stay in place (read by rules); not understood: 'right leg'"

@@ -12,7 +12,7 @@ from importlib import resources
 from rewardloop.errors import UserError
 
 PROMPTS: tuple[str, ...] = ("critic_v1", "compare_v1", "designer_v1", "repair_v1", "taskspec_v1",
-                            "critic_v2", "compare_v2", "designer_v2", "designer_compact_v1")
+                            "critic_v2", "compare_v2", "designer_v2", "designer_compact_v1", "taskspec_v2")
 """Every template in the package."""
 
 
