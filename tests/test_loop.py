@@ -298,3 +298,35 @@ def test_the_success_patience_counts_rounds_of_edits_after_the_first_success():
     assert success_streak(0, passed, passed) == 1 and success_streak(1, passed, passed) == 2
     assert success_streak(0, failed, passed) == 0  # first success this iteration: the rounds count from here
     assert success_streak(2, passed, failed) == 0
+
+
+def test_a_run_whose_description_was_not_all_understood_never_ends_as_a_success(tmp_path, monkeypatch):
+    import io
+
+    from rewardloop.critic.critique import Critique
+    from rewardloop.loop.commands import _drive
+    from rewardloop.loop.design import ModelSession
+    from rewardloop.tasks import task_from_description
+
+    def satisfied(self, trajectory, video):  # a critic that judges only what the spec kept: always a success
+        return Critique(success=True, score=9.5, summary="walks well")
+
+    monkeypatch.setattr(ModelSession, "critique", satisfied)
+    config = RunConfig(**{**TINY.__dict__, "iterations": 3, "candidates": 1, "success_patience": 1})
+    store = start_run(task_from_description("walk sideways to the left", "humanoid"), config, out=tmp_path)
+    out = io.StringIO()
+    assert _drive(store, quiet=True, stream=out) == 0
+    # Iteration 1 held iteration 0's success, so the run stops before iteration 2: unchecked, not a success.
+    assert len(store.iterations()) == 2 and store.result()["stop_reason"] == "unchecked"
+    assert store.result()["not_understood"] == ["sideways to the left"]
+    first = out.getvalue().splitlines()[0]
+    assert first.startswith("stopped (unchecked); best: iteration ")
+    assert "; not checked: 'sideways to the left' was not understood; model cost $" in first
+    report = (store.path / "report.html").read_text()
+    assert "not understood: &#x27;sideways to the left&#x27;" in report and "<th>not checked</th>" in report
+    assert "success on what was understood (unchecked)" in report and "stopped: unchecked" in report
+    # The same run with the whole description understood stops as a success at the same point.
+    read = task_from_description("walk forward", "humanoid")
+    store.write_json("task.json", {**store.task, "description": "walk forward", "spec": read.spec.to_dict()})
+    (store.path / "result.json").unlink()
+    assert run_loop(RunStore.open(store.path)).stop_reason == StopReason.SUCCESS

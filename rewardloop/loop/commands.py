@@ -191,7 +191,9 @@ def _drive(store, *, quiet: bool, stream: TextIO | None = None) -> int:  # store
     best = result.best
     summary = (f"best: iteration {best.iteration} candidate {best.index}, {Task.from_dict(store.task).score_name} "
                f"{best.task_score:.3g}, critic {best.critic_score:.3g}" if best else "no candidate was evaluated")
-    print(f"stopped ({result.stop_reason.value}); {summary}; model cost ${result.cost_usd:.4f}", file=stream)
+    unchecked = f"; {result.not_checked}" if result.not_checked else ""
+    print(f"stopped ({result.stop_reason.value}); {summary}{unchecked}; model cost ${result.cost_usd:.4f}",
+          file=stream)
     print(f"reward program: {store.path / 'best_program.py'}" if best else "", file=stream)
     print(f"report: {report}", file=stream, flush=True)
     return 0

@@ -44,6 +44,9 @@ class StopReason(str, Enum):
     """All configured iterations ran."""
     SUCCESS = "success"
     """The critic's success verdict on the best held through the configured number of rounds of edits."""
+    UNCHECKED = "unchecked"
+    """As SUCCESS, but parts of the description were not understood (`TaskSpec.unread`): what they ask was measured
+    by nobody, so the run stops without calling itself a success."""
     BUDGET = "budget"
     """The cost, call or time budget ran out."""
 

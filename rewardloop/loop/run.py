@@ -9,6 +9,8 @@ per-term statistics; each candidate is checked, optimized (a model's program in 
 rendered and critiqued. Selection: a fall loses (physics gate), then a motion that meets the task's success rule
 beats one that does not, then the critic's pairwise comparison with the best so far; where the critic ties, a plain
 forward walk that misses fewer of people's gait targets (`critic.likeness`) wins, then the task metric.
+A run whose description had parts the spec did not read never stops as a success: it stops 'unchecked' and says
+what was not checked.
 Everything finished is on disk before the next step starts, so `run_loop` on a reopened store continues where a
 crash, kill or Ctrl-C left off.
 """
@@ -77,6 +79,9 @@ class LoopResult:
     """The best candidate, None if no candidate was ever evaluated."""
     cost_usd: float
     """Model cost of the whole run (USD)."""
+    not_checked: str = ""
+    """What the run could not check, in one line ('' when the whole description was understood), e.g.
+    "not checked: 'sideways to the left' was not understood" (`TaskSpec.not_checked`)."""
 
 
 def start_run(task: Task, config: RunConfig, *, out: Path | str) -> RunStore:
@@ -162,7 +167,7 @@ class _Loop:
         reason = StopReason.ITERATIONS
         for index in range(done, self.config.iterations):
             if self.progress.streak >= self.config.success_patience:
-                reason = StopReason.SUCCESS
+                reason = self._success()
                 break
             if self._out_of_time():
                 reason = StopReason.BUDGET
@@ -176,8 +181,13 @@ class _Loop:
             self._advance(record)
         else:
             if self.progress.streak >= self.config.success_patience:
-                reason = StopReason.SUCCESS
+                reason = self._success()
         return self._finish(reason)
+
+    def _success(self) -> StopReason:
+        """The stop of a success verdict that held: SUCCESS, or UNCHECKED when parts of the description were not
+        understood (the critic and the success rule judged only what was)."""
+        return StopReason.UNCHECKED if self.task.understood.unread else StopReason.SUCCESS
 
     def _iteration(self, index: int) -> IterationRecord:
         start, usage = time.monotonic(), self._usage()
@@ -204,15 +214,17 @@ class _Loop:
     def _finish(self, reason: StopReason) -> LoopResult:
         best = self.progress.best
         cost = self.progress.cost_before + self._usage()[0]
+        spec = self.task.understood
         if best is not None:
             shutil.copyfile(self.store.candidate_dir(*best.key) / "program.py", self.store.path / "best_program.py")
         self.store.write_json("result.json", {"stop_reason": reason.value, "best": list(best.key) if best else None,
                                               "task_score": best.task_score if best else None,
                                               "critic_score": best.critic_score if best else None,
+                                              "not_understood": list(spec.unread),
                                               "cost_usd": cost, "ledger": self.ledger.summary()})
         self.store.log("run_finished", stop_reason=reason.value)
-        self._emit("stop", message=f"stopped: {reason.value}")
-        return LoopResult(self.store.path, reason, best, cost)
+        self._emit("stop", message="; ".join(filter(None, [f"stopped: {reason.value}", spec.not_checked()])))
+        return LoopResult(self.store.path, reason, best, cost, spec.not_checked())
 
     # ---- proposals ---------------------------------------------------------------------------------------
 

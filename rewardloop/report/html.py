@@ -62,9 +62,13 @@ def _header(store: RunStore, iterations: list[IterationRecord], candidates: dict
     best = _best(store, iterations)
     state = f"stopped: {result['stop_reason']}" if result else "unfinished (resume with `rewardloop resume`)"
     duration = config.get("duration_s") or task["duration_s"]
+    spec = Task.from_dict(task).understood
     rows = [("task", f"{task['name']}: {task['description']}"), ("body", task["scene"]["body"]),
             ("terrain", terrain["kind"]), ("injury", injury), ("rollout", f"{duration:g} s"),
-            ("understood", Task.from_dict(task).understood.describe()),
+            ("understood", spec.describe()),
+            *([("not checked", f"{spec.not_checked().removeprefix('not checked: ')}: neither the critic nor the "
+                               "success rule measured it, so the run does not call itself a success")]
+              if spec.unread else []),
             ("success", Task.from_dict(task).success_rule()),
             ("loop", f"{len(iterations)} of {config.get('iterations')} iterations × "
                      f"{config.get('candidates')} candidates, {state}"),
@@ -154,13 +158,21 @@ def _candidate(store: RunStore, c: CandidateRecord, iteration: IterationRecord, 
     task = Task.from_dict(store.task)
     fall = "dropped the object" if task.manipulation else "fell"
     facts = (f"<p>{escape(task.score_name)} {_number(c.task_score)} · critic {_number(c.critic_score)}"
-             f"{' · success' if c.success else ''}{f' · <b>{fall}</b>' if c.fell else ''}</p>"
+             f"{_success_tag(c, task)}{f' · <b>{fall}</b>' if c.fell else ''}</p>"
              f"{_object_facts(c) if task.manipulation else _gait_facts(c, parent)}")
     return (f"<div class='card {verdict}'><h3>candidate {c.index} <span class='tag'>{verdict}</span></h3>{media}"
             f"{facts}{f'<p class=same>{escape(c.unchanged)}</p>' if c.unchanged else ''}{_critique(folder)}"
             f"<details><summary>designer's rationale</summary>"
             f"<p>{escape(c.rationale)}</p></details>"
             f"{f'<p class=error>{escape(c.error)}</p>' if c.error else ''}</div>")
+
+
+def _success_tag(c: CandidateRecord, task: Task) -> str:
+    """' · success' for the critic's success verdict; with parts of the description not understood, it covers only
+    what was, and says so."""
+    if not c.success:
+        return ""
+    return " · success on what was understood (unchecked)" if task.understood.unread else " · success"
 
 
 def _gait_facts(c: CandidateRecord, parent: CandidateRecord | None) -> str:
