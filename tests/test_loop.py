@@ -330,3 +330,43 @@ def test_a_run_whose_description_was_not_all_understood_never_ends_as_a_success(
     store.write_json("task.json", {**store.task, "description": "walk forward", "spec": read.spec.to_dict()})
     (store.path / "result.json").unlink()
     assert run_loop(RunStore.open(store.path)).stop_reason == StopReason.SUCCESS
+
+
+def test_two_resumes_started_together_run_every_candidate_once(tmp_path):
+    import socket
+
+    store = start_run(get_task("walk-flat"), TINY, out=tmp_path)  # 1 + 2 candidates
+    command = [sys.executable, "-m", "rewardloop.cli", "resume", str(store.path), "--quiet"]
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]  # a user in two terminals
+    outputs = [p.communicate(timeout=300) for p in processes]
+    codes = [p.returncode for p in processes]
+    assert sorted(codes) == [0, 2]
+    winner, loser = codes.index(0), codes.index(2)
+    err = outputs[loser][1]
+    assert err.count("\n") == 1 and err.startswith(f"rewardloop: error: {store.path} is in use by process "
+                                                   f"{processes[winner].pid} on {socket.gethostname()} (started ")
+    events = store.events()
+    started = [(e["iteration"], e["candidate"]) for e in events if e["event"] == "candidate_started"]
+    assert len(started) == len(set(started)) == 3  # every candidate started exactly once
+    names = [e["event"] for e in events]
+    assert names.count("run_started") == 1 and names.count("run_resumed") == 0 and names.count("run_finished") == 1
+    assert store.lock_holder() is None  # the winner cleared its record when it let go
+
+
+def test_a_lock_left_by_a_killed_process_does_not_block_a_resume(tmp_path, capsys):
+    store = start_run(get_task("walk-flat"), ONE, out=tmp_path)
+    hold = ("import sys, time\nfrom rewardloop.loop.store import RunStore\n"
+            "with RunStore.open(sys.argv[1]).lock():\n    print('held', flush=True)\n    time.sleep(120)\n")
+    holder = subprocess.Popen([sys.executable, "-c", hold, str(store.path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        assert main(["resume", str(store.path), "--quiet"]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"is in use by process {holder.pid} on " in err
+    finally:
+        holder.kill()  # SIGKILL: no cleanup of its own
+        holder.wait()
+    assert store.lock_holder().pid == holder.pid  # its record is left behind; the OS released its lock
+    assert main(["resume", str(store.path), "--quiet"]) == 0
+    assert store.result()["stop_reason"] == "iterations" and store.lock_holder() is None

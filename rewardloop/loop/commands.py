@@ -143,8 +143,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     preflight(config, task)
     task = understand(args, task, config)
     store = start_run(task, config, out=args.out)
-    print(f"run: {store.path}", flush=True)
-    return _drive(store, quiet=args.quiet)
+    with store.lock():  # taken before the path is printed: a resume started from that line is refused
+        print(f"run: {store.path}", flush=True)
+        return _drive(store, quiet=args.quiet)
 
 
 def understand(args: argparse.Namespace, task, config):  # task: Task, config: RunConfig -> Task
@@ -169,14 +170,15 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from rewardloop.loop.store import RunStore
 
     store = RunStore.open(args.run)
-    if store.result() is not None:
-        print(f"{store.path} has already finished ({store.result()['stop_reason']}); "  # type: ignore[index]
-              f"see `rewardloop report {store.path}`")
-        return 0
-    from rewardloop.tasks import Task
+    with store.lock():  # before anything: a second resume is refused at once, and the result read is final
+        if store.result() is not None:
+            print(f"{store.path} has already finished ({store.result()['stop_reason']}); "  # type: ignore[index]
+                  f"see `rewardloop report {store.path}`")
+            return 0
+        from rewardloop.tasks import Task
 
-    preflight(RunConfig.from_dict(store.config), Task.from_dict(store.task))
-    return _drive(store, quiet=args.quiet)
+        preflight(RunConfig.from_dict(store.config), Task.from_dict(store.task))
+        return _drive(store, quiet=args.quiet)
 
 
 def _drive(store, *, quiet: bool, stream: TextIO | None = None) -> int:  # store: RunStore

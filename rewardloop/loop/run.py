@@ -30,6 +30,7 @@ import numpy as np
 from rewardloop.control.metrics import TaskMetrics
 from rewardloop.control.optimizer import OptimizerConfig
 from rewardloop.control.trajectory import Trajectory
+from rewardloop.errors import UserError
 from rewardloop.loop.candidate import ROLLOUT_FILE, TRAJECTORY_DIR, VIDEO_FILE, CandidateJob, evaluate_candidate
 from rewardloop.loop.config import RunConfig
 from rewardloop.loop.design import ModelSession, ProposalRecord, trusted_source
@@ -91,15 +92,21 @@ def start_run(task: Task, config: RunConfig, *, out: Path | str) -> RunStore:
 
 
 def run_loop(store: RunStore, *, on_event: EventHandler | None = None) -> LoopResult:
-    """Run (or continue) the loop of a run directory until it stops."""
-    loop = _Loop(store, on_event or (lambda event: None))
-    try:
-        return loop.run()
-    except KeyboardInterrupt:
-        store.log("interrupted")
-        raise
-    finally:
-        loop.close()
+    """Run (or continue) the loop of a run directory until it stops, holding its lock (`RunStore.lock`): a UserError
+    naming the process that runs it already, or saying that it has finished."""
+    with store.lock():
+        result = store.result()
+        if result is not None:  # finished while this process waited to start: nothing is left to do
+            raise UserError(f"{store.path} has already finished ({result['stop_reason']}); "
+                            f"see `rewardloop report {store.path}`")
+        loop = _Loop(store, on_event or (lambda event: None))
+        try:
+            return loop.run()
+        except KeyboardInterrupt:
+            store.log("interrupted")
+            raise
+        finally:
+            loop.close()
 
 
 DECIDERS = {"only": "being the only one", "fall": "a fall", "task": "the task's success rule", "critic": "the critic",

@@ -7,7 +7,9 @@ Layout of one run (all JSON is UTF-8, indented):
       task.json              the Task
       events.jsonl           append-only log, one JSON object a line: {"time", "event", ...}
       calls.jsonl            append-only journal of paid model calls (tokens, cost), read back on resume
-      result.json            written when the run stops: stop reason, best candidate
+      result.json            written when the run stops: stop reason, best candidate, what was not understood
+      lock                   held (an OS advisory lock) by the one process running the loop; it records that
+                             process's pid, host and start time for the refusal another run or resume prints
       report.html            written by `rewardloop report`
       iterations/003/
         proposals.json       the designer's answers for this iteration (written before anything runs)
@@ -24,14 +26,20 @@ Layout of one run (all JSON is UTF-8, indented):
 
 A file's presence means its step finished: every write goes to a temporary file that is renamed into place
 (`os.replace` is atomic on POSIX), so a crash, kill or Ctrl-C never leaves a half-written record, and resume
-redoes only steps whose record is missing.
+redoes only steps whose record is missing. One process at a time runs a run's loop (`RunStore.lock`): a second
+`rewardloop run` or `resume` on it is refused, so no candidate is evaluated, nor paid for, twice.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import errno
+import fcntl
 import json
 import os
 import re
+import socket
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,6 +51,8 @@ from rewardloop.loop.records import CandidateRecord, IterationRecord
 
 FORMAT_VERSION = 1
 """Version of the run directory layout; a run of another version cannot be resumed or reported."""
+LOCK_FILE = "lock"
+"""The run's lock file: locked (flock) by the process running the loop, holding its LockHolder record as JSON."""
 
 
 def write_atomic(path: Path, data: bytes) -> Path:
@@ -91,6 +101,21 @@ class RunSummary:
     """Model cost so far (USD)."""
 
 
+@dataclass(frozen=True)
+class LockHolder:
+    """The process that holds a run's lock, as recorded in its lock file."""
+
+    pid: int
+    """Its process id."""
+    host: str
+    """The machine it runs on (socket.gethostname())."""
+    started: str
+    """When it took the lock (local time, 'YYYY-mm-dd HH:MM:SS')."""
+
+    def describe(self) -> str:
+        return f"process {self.pid} on {self.host} (started {self.started})"
+
+
 class RunStore:
     """One run's directory. Create with `RunStore.create`, reopen with `RunStore.open`."""
 
@@ -100,6 +125,10 @@ class RunStore:
         """The run configuration as stored (RunConfig.to_dict())."""
         self.task = task
         """The task as stored (Task.to_dict())."""
+        self._lock_fd: int | None = None
+        """The open lock file while this store holds the run's lock."""
+        self._lock_depth = 0
+        """Nested `lock()` blocks of this store (the lock is taken by the first, released by the last)."""
 
     @classmethod
     def create(cls, root: Path | str, *, config: dict[str, Any], task: dict[str, Any], name: str) -> RunStore:
@@ -127,6 +156,30 @@ class RunStore:
             raise UserError(f"{path} was written by another version of rewardloop (run format {version}, "
                             f"this version reads format {FORMAT_VERSION}); start a new run")
         return cls(path, stored["config"], read_json(path / "task.json"))
+
+    # ---- the lock ----------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run for this process; a one-line UserError naming the process that holds it otherwise.
+
+        An OS advisory lock (flock) on RUN/lock, so the OS releases it when its holder exits or is killed: a lock
+        left by a dead process never blocks. Nested blocks of one store share the lock.
+        """
+        if self._lock_depth == 0:
+            self._lock_fd = _take_lock(self.path)
+        self._lock_depth += 1
+        try:
+            yield
+        finally:
+            self._lock_depth -= 1
+            if self._lock_depth == 0 and self._lock_fd is not None:
+                _release_lock(self._lock_fd)
+                self._lock_fd = None
+
+    def lock_holder(self) -> LockHolder | None:
+        """The holder recorded in the lock file (its last holder's when nobody holds it now); None if none."""
+        return _read_holder(self.path / LOCK_FILE)
 
     # ---- files -------------------------------------------------------------------------------------------
 
@@ -213,6 +266,43 @@ class RunStore:
                           iterations=int(self.config.get("iterations", 0)),
                           stop_reason=result["stop_reason"] if result else None,
                           best_score=record.task_score if record else None, cost_usd=cost)
+
+
+def _take_lock(run: Path) -> int:
+    """The open, locked lock file of `run` with this process recorded in it; a UserError naming the holder when
+    another process holds it."""
+    fd = os.open(run / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as error:
+        os.close(fd)
+        if error.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            raise UserError(f"cannot lock {run / LOCK_FILE}: {error.strerror or error}") from None
+        holder = _read_holder(run / LOCK_FILE)
+        who = holder.describe() if holder else "another process (it has not recorded itself yet)"
+        raise UserError(f"{run} is in use by {who}; let it finish, or stop it and resume the run") from None
+    me = LockHolder(pid=os.getpid(), host=socket.gethostname(), started=time.strftime("%Y-%m-%d %H:%M:%S"))
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, (json.dumps(dataclasses.asdict(me)) + "\n").encode(), 0)
+    os.fsync(fd)
+    return fd
+
+
+def _release_lock(fd: int) -> None:
+    """Clear the record (while still holding the lock, so a new holder's is never erased), then unlock."""
+    try:
+        os.ftruncate(fd, 0)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _read_holder(path: Path) -> LockHolder | None:
+    try:
+        data = json.loads(path.read_text())
+        return LockHolder(pid=int(data["pid"]), host=str(data["host"]), started=str(data["started"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _parse_lines(lines: list[str]) -> Iterator[dict[str, Any]]:
