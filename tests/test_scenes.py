@@ -26,7 +26,7 @@ def test_every_body_on_every_terrain_steps_without_nan(body, terrain):
     features = rollouts.features(scene)
     # The standing pose starts just above the terrain: 2 mm gap, so the pelvis is at its standing height.
     assert features.root_height[0, 0] == pytest.approx(scene.standing_height, abs=1e-6)
-    assert 0.7 < scene.standing_height < 1.1
+    assert 0.45 < scene.standing_height < 1.1  # from the 0.5-m Berkeley Humanoid to a person
     assert np.allclose(features.pelvis_forward[:, 0], [1, 0, 0], atol=0.05)
     assert np.allclose(features.pelvis_up[:, 0], [0, 0, 1], atol=0.05)
 

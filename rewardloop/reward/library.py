@@ -329,10 +329,11 @@ def foot_clearance(f: FeatureLike, *, target: float = 0.08) -> np.ndarray:
 
 
 def muscle_effort(f: FeatureLike, *, exponent: float = 2.0) -> np.ndarray:
-    """-mean |activation|^exponent over muscles (metabolic proxy, -); torque bodies use |ctrl| instead."""
+    """-mean |activation|^exponent over muscles (metabolic proxy, -); motors and servos use |actuator_effort|
+    instead (a servo's control is a joint target, not an effort)."""
     source = np.asarray(f["muscle_activation"])
     if source.shape[-1] == 0:
-        source = np.asarray(f["ctrl"])
+        source = np.asarray(f["actuator_effort"])
     if source.shape[-1] == 0:
         return np.zeros(source.shape[:2])
     return -np.mean(np.abs(source) ** exponent, axis=-1)
@@ -641,7 +642,7 @@ TERMS: dict[str, LibraryTerm] = {
         _term(gait_symmetry, "-", "-", (*_JOINT, *_FOOT)),
         _term(cadence, "-", "-", _FOOT),
         _term(foot_clearance, "m²", "-", _FOOT),
-        _term(muscle_effort, "-", "-", ("muscle_activation", "ctrl")),
+        _term(muscle_effort, "-", "-", ("muscle_activation", "actuator_effort")),
         _term(joint_limits, "rad", "-", _JOINT),
         _term(com_height_variance, "m²", "-", ("com_height",)),
         _term(human_gait_tracking, "-", "+", (*_CONTACT, *(f"{s}_{j}" for s in SIDES for j in TRACKED_JOINTS)),

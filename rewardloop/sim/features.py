@@ -17,7 +17,7 @@ import numpy as np
 
 from rewardloop.errors import UserError
 from rewardloop.sim.bodies import SEMANTIC_JOINTS, SIDES
-from rewardloop.sim.scene import CompiledScene
+from rewardloop.sim.scene import CompiledScene, actuator_strength
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,9 @@ def _vocabulary() -> dict[str, FeatureDoc]:
         "ctrl": FeatureDoc("[B, T, nu]", "-",
                            "actuator controls (muscle excitations in [0, 1] or motor commands)"),
         "actuator_force": FeatureDoc("[B, T, nu]", "N or N·m", "force or torque each actuator produces"),
+        "actuator_effort": FeatureDoc("[B, T, nu]", "-", "each actuator's force as a fraction of its strength, in "
+                                      "[-1, 1] (motors: their command; robots' servos: torque over the torque "
+                                      "limit; muscles: force over peak force, negative when pulling)"),
         "muscle_activation": FeatureDoc("[B, T, nm]", "-", "muscle activations in [0, 1]; nm = 0 on torque bodies"),
         "nonfoot_contact": FeatureDoc("[B, T]", "count",
                                       "contacts between non-foot parts and the ground (falls, knees, hands)"),
@@ -340,6 +343,7 @@ def _actuator_features(scene: CompiledScene, sense: _SensorReader, before: np.nd
     return {
         "ctrl": control,
         "actuator_force": forces,
+        "actuator_effort": np.clip(forces / actuator_strength(model), -1.0, 1.0),  # a joint's limit clamps it
         "muscle_activation": before[..., act0 + layout.act_of_muscle],
     }
 

@@ -115,6 +115,11 @@ HAND_ZOOM = 0.14
 the frame."""
 
 
+PERSON_PELVIS_M = 0.9
+"""A person's standing pelvis height (m), which the views' distances frame; a smaller body's cameras come closer in
+proportion, down to MIN_BODY_ZOOM of the distance."""
+MIN_BODY_ZOOM = 0.5
+
 POUR_TURN_DEG = 90.0
 """A bottle scene's views turn this far about the vertical, so that 'side' looks along the forearm, across the
 pour (the bottle tips in the plane across the forearm), as it looks across a walk; unturned, the poured bottle
@@ -133,7 +138,8 @@ def _framing(scene: CompiledScene, data: mujoco.MjData) -> tuple[np.ndarray, flo
         return (palm + goal) / 2, HAND_ZOOM, turn
     pelvis = data.site("rl_pelvis").xpos
     ground = float(scene.scene.terrain.height(pelvis[0], pelvis[1]))
-    return np.array([pelvis[0], pelvis[1], ground + 0.75 * scene.standing_height]), 1.0, 0.0
+    zoom = min(1.0, max(MIN_BODY_ZOOM, scene.standing_height / PERSON_PELVIS_M))  # a small robot fills the frame too
+    return np.array([pelvis[0], pelvis[1], ground + 0.75 * scene.standing_height]), zoom, 0.0
 
 
 def _camera(view: View, lookat: np.ndarray, zoom: float = 1.0, turn: float = 0.0) -> mujoco.MjvCamera:

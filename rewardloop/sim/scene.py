@@ -350,6 +350,23 @@ def _scale_strength(model: mujoco.MjModel, ids: Iterable[int], factor: float) ->
             model.actuator_gear[i, 0] *= factor
 
 
+def actuator_strength(model: mujoco.MjModel) -> np.ndarray:
+    """[nu] the largest force each actuator produces, in its own units (N or N·m before the gear): a force limit
+    where it has one (its own, or its joint's divided by the gear), a muscle's peak force, else gain × the largest
+    control. Never below 1e-9, so that it divides."""
+    strength = np.abs(model.actuator_gainprm[:, 0]) * np.abs(model.actuator_ctrlrange).max(axis=1)
+    for i in range(model.nu):
+        joint = model.actuator_trnid[i, 0]
+        if model.actuator_dyntype[i] == mujoco.mjtDyn.mjDYN_MUSCLE:
+            peak = model.actuator_gainprm[i, 2]
+            strength[i] = peak if peak > 0 else model.actuator_gainprm[i, 3] / max(model.actuator_acc0[i], 1e-10)
+        elif model.actuator_forcelimited[i]:
+            strength[i] = np.abs(model.actuator_forcerange[i]).max()
+        elif model.actuator_trntype[i] == mujoco.mjtTrn.mjTRN_JOINT and model.jnt_actfrclimited[joint]:
+            strength[i] = np.abs(model.jnt_actfrcrange[joint]).max() / max(abs(model.actuator_gear[i, 0]), 1e-9)
+    return np.maximum(strength, 1e-9)
+
+
 def is_servo(model: mujoco.MjModel, actuator: int) -> bool:
     """Whether an actuator is a joint-position servo (force = kp·(ctrl − q) − kv·q̇, MuJoCo's `position`)."""
     return bool(model.actuator_biastype[actuator] == mujoco.mjtBias.mjBIAS_AFFINE
