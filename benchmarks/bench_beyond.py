@@ -11,7 +11,8 @@ falls, the step rate while within `control.metrics.STAY_RADIUS_M` of the start a
 there, the distance walked backward, the furthest the centre of mass got from the start, the cadence and
 mid-stance knee flexion of the steps, and the wall time per candidate.
 Targets (issue 56): stepping in place at >= 1.5 steps/s within 0.25 m of the start; >= 3 m backward in 10 s;
-standing 10 s on rough ground; no fall; <= 120 s per candidate.
+standing 10 s on rough ground; no fall; <= 120 s per candidate. Issue 85 asks the robots to stand 10 s on flat
+and rough ground (`--bodies berkeley_humanoid unitree_g1 --rows stand-flat stand-rough`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from rewardloop.sim.terrain import Terrain
 from rewardloop.tasks import task_from_description
 
 ROWS = {"step-in-place": ("step in place", "flat"), "backward": ("walk backward", "flat"),
-        "stand-rough": ("stand still", "rough")}
+        "stand-rough": ("stand still", "rough"), "stand-flat": ("stand still", "flat")}
 """Row -> (description, ground)."""
 DURATION_S = 10.0
 

@@ -72,6 +72,8 @@ INJURIES: dict[str, tuple[tuple[str, float], ...]] = {
     "humanoid": (("right_knee", 0.3),),
     "myolegs": (("left_plantarflexors", 0.3),),
     "myofullbody": (("left_plantarflexors", 0.3),),
+    "berkeley_humanoid": (("right_knee", 0.3),),
+    "unitree_g1": (("right_knee", 0.3),),
 }
 """The injury an injured task gives each body: (group, strength factor) pairs."""
 
