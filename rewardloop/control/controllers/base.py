@@ -155,7 +155,7 @@ class ControllerEntry:
     module: str
     cls: str
     actuator_kind: str
-    """The actuators of the bodies it drives: 'torque' or 'muscle'."""
+    """The actuators of the bodies it drives: 'torque', 'muscle' or 'servo'."""
     summary: str
 
 
@@ -169,6 +169,9 @@ CONTROLLERS: dict[str, ControllerEntry] = {
                                       "through the muscles, for the MyoSuite muscle legs"),
     "reflex": ControllerEntry("rewardloop.control.controllers.reflex", "Reflex", "muscle",
                               "Song & Geyer reflex circuit for the MyoSuite muscle legs"),
+    "servo_tracker": ControllerEntry("rewardloop.control.controllers.servo_tracker", "ServoTracker", "servo",
+                                     "people's joint curves on a phase clock from the robot's keyframe, SIMBICON "
+                                     "balance and foot placement as joint-position servo targets"),
 }
 """Every structured controller by kind name."""
 
@@ -199,7 +202,8 @@ def on_ground(controller: Controller, scene: CompiledScene) -> Controller:
     return seeing
 
 
-WALKERS: dict[str, str] = {"humanoid": "gait_tracker", "myolegs": "muscle_tracker"}
+WALKERS: dict[str, str] = {"humanoid": "gait_tracker", "myolegs": "muscle_tracker",
+                           "berkeley_humanoid": "servo_tracker", "unitree_g1": "servo_tracker"}
 """Body -> the controller kind that walks it (its main shipped gait is control/gaits/BODY.json); searches start from
 every gait shipped for the body, and from this controller's defaults when there is none."""
 
