@@ -38,14 +38,14 @@ def scene_arguments(parser: argparse.ArgumentParser) -> None:
 
 def scene_from_args(args: argparse.Namespace, *, start_speed: float | None = None) -> Scene:
     """The Scene the scene arguments describe; `start_speed` unless --start-speed is given (default: the
-    walking start)."""
-    from rewardloop.sim.scene import WALKING_START_SPEED, Scene
+    body's walking start, `walking_start_speed`)."""
+    from rewardloop.sim.scene import Scene, walking_start_speed
     from rewardloop.sim.terrain import Terrain
 
     terrain = Terrain(kind=args.terrain, slope_deg=args.slope, roughness=args.roughness,
                       seed=args.terrain_seed, step_height=args.step_height)
     given = getattr(args, "start_speed", None)
-    speed = given if given is not None else WALKING_START_SPEED if start_speed is None else start_speed
+    speed = given if given is not None else walking_start_speed(args.body) if start_speed is None else start_speed
     return Scene(body=args.body, terrain=terrain, injury=tuple(_parse_injury(i) for i in args.injury),
                  start_speed=speed)
 

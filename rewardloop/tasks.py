@@ -17,7 +17,7 @@ from rewardloop.control.metrics import STAY_RADIUS_M, STEP_RADIUS_M, TaskMetrics
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.bodies import BODIES
 from rewardloop.sim.hand import Manipulation
-from rewardloop.sim.scene import WALKING_START_SPEED, Physics, Scene
+from rewardloop.sim.scene import WALKING_START_SPEED, Physics, Scene, walking_start_speed
 from rewardloop.sim.terrain import Terrain
 from rewardloop.spec import TaskSpec, spec_from_description
 
@@ -130,7 +130,10 @@ class Task:
             raise unknown_name("body", body, BODIES)
         _check_body_fits(body, manipulation=self.manipulation)
         injury = INJURIES.get(body, ()) if self.scene.injury else ()
-        return dataclasses.replace(self, scene=dataclasses.replace(self.scene, body=body, injury=injury))
+        walking = self.scene.start_speed == walking_start_speed(self.scene.body)
+        start = walking_start_speed(body) if walking else self.scene.start_speed  # a robot's walk starts from rest
+        return dataclasses.replace(self, scene=dataclasses.replace(self.scene, body=body, injury=injury,
+                                                                   start_speed=start))
 
     def canonical_program(self) -> RewardProgram | None:
         """The canonical reward the task starts from (None without one); a canonical walk for a stated forward
@@ -300,7 +303,7 @@ def task_from_description(text: str, body: str, terrain: Terrain | str = "flat",
     walking = canonical is not None and spec.direction != "backward" and not (spec.stay_in_place or
                                                                                 spec.step_in_place)
     return Task(name="custom", description=text.strip(),
-                scene=Scene(body, ground, injury, WALKING_START_SPEED if walking else 0.0),
+                scene=Scene(body, ground, injury, walking_start_speed(body) if walking else 0.0),
                 duration_s=duration_s or LOCOMOTION_S,
                 metric=metric, success=success, canonical=canonical, target=target, spec=spec)
 

@@ -39,7 +39,7 @@ from rewardloop.reward.canonical import canonical
 from rewardloop.reward.program import RewardProgram
 from rewardloop.sim.bodies import SIDES, get_body
 from rewardloop.sim.features import Features
-from rewardloop.sim.scene import WALKING_START_SPEED, CompiledScene, Scene, compile_scene
+from rewardloop.sim.scene import CompiledScene, Scene, compile_scene, walking_start_speed
 from rewardloop.sim.terrain import Terrain
 
 SHUFFLE_CADENCE = 180.0
@@ -233,7 +233,7 @@ def asks_for(body_has_arms: bool, names: Sequence[str] | None = None) -> tuple[A
 def steer_body(body: str, seeds: Sequence[int], asks: Sequence[Ask], optimizer: Optimize,
                say: Callable[[str], None] = lambda line: None) -> list[dict[str, Any]]:
     """Rows of one body: per seed, the canonical walk's motion ('walk', the before) and each ask's with its verdict."""
-    scene = compile_scene(Scene(body, Terrain("flat"), start_speed=WALKING_START_SPEED))
+    scene = compile_scene(Scene(body, Terrain("flat"), start_speed=walking_start_speed(body)))
     rows = []
     for seed in seeds:
         before = motion_row(scene, optimizer(scene, canonical("walk"), seed))

@@ -43,6 +43,14 @@ MyoLegReflex's mid-stride pose (left hip flexed 25°, right hip extended 10°, r
 its 15° pelvis pitch and 1.5 m/s are left out, so that every body starts at WALKING_START_SPEED, upright)."""
 
 
+def walking_start_speed(body: str) -> float:
+    """The speed (m/s) a body's locomotion starts at: the walking start, WALKING_START_SPEED, for people's bodies;
+    rest for a robot, which starts from its standing keyframe as a robot does (its gait shifts its weight before
+    the first step; a 1-m/s start in people's stride would straighten a crouched robot's knees and is a Froude
+    number of about 0.5 for Berkeley Humanoid's 0.41-m legs)."""
+    return 0.0 if get_body(body).actuator_kind == "servo" else WALKING_START_SPEED
+
+
 @dataclass(frozen=True)
 class Physics:
     """Changes to a body's physics for robustness tests (MotionVL's domain randomization). The defaults change
