@@ -41,7 +41,8 @@ def test_benchmark_bad_input_is_one_line_and_exit_code_2():
                              "--samples", "8", "--duration", "0.05"], timeout=120, capture_output=True, text=True)
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        "bench_control: error: unknown body 'robot'; choose one of: humanoid, myofullbody, myohand, myolegs"]
+        "bench_control: error: unknown body 'robot'; choose one of: berkeley_humanoid, humanoid, myofullbody, "
+        "myohand, myolegs, unitree_g1"]
 
 
 def test_find_gait_writes_a_gait_file_with_its_lineage(tmp_path):

@@ -496,7 +496,9 @@ def test_the_hold_ranks_by_the_mean_return_over_the_same_noise_draws_for_both(hu
 
 @pytest.mark.parametrize("kind", sorted(CONTROLLERS))
 def test_steering_names_parameters_of_the_controller(kind, humanoid_walking, myolegs_flat):
-    scene = myolegs_flat if CONTROLLERS[kind].actuator_kind == "muscle" else humanoid_walking
+    scenes = {"muscle": myolegs_flat, "torque": humanoid_walking,
+              "servo": compile_scene(Scene("berkeley_humanoid", Terrain("flat")))}
+    scene = scenes[CONTROLLERS[kind].actuator_kind]
     controller = make_controller(kind, scene)
     assert 2 <= len(set(controller.steering)) == len(controller.steering) < controller.space.size
     assert {controller.space.index(name) for name in controller.steering}  # each a parameter of its space
@@ -1181,7 +1183,8 @@ def test_every_registered_controller_runs_within_the_control_range(kind, humanoi
     # controls within the motors' range for its defaults and for its bounds' extremes.
     entry = CONTROLLERS[kind]
     bodies = {"torque": humanoid_walking,
-              "muscle": compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED))}
+              "muscle": compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED)),
+              "servo": compile_scene(Scene("berkeley_humanoid", Terrain("flat")))}
     scene = bodies.get(entry.actuator_kind)
     assert scene is not None, f"add a {entry.actuator_kind} body to this battery"
     controller = make_controller(kind, scene)
