@@ -284,7 +284,7 @@ def test_a_malformed_suite_file_is_one_line_and_exit_2(tmp_path, capsys, case):
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["--suite", "huge"], "unknown suite 'huge'; choose one of: full, manipulation, small, tiny"),
+    (["--suite", "huge"], "unknown suite 'huge'; choose one of: full, manipulation, robots, small, tiny"),
     (["--suite", "tiny", "--arms", "canonical,rl"], "unknown arm 'rl'"),
     (["--suite", "tiny", "--seeds", "0"], "--seeds must be at least 1"),
     (["--suite", "tiny", "--executor", "slurm"], "unknown executor 'slurm'"),

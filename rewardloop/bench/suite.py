@@ -30,6 +30,7 @@ SUITES: dict[str, str] = {
     "small": "small.json",
     "full": "full.json",
     "manipulation": "manipulation.json",
+    "robots": "robots.json",
 }
 """Shipped suites by name -> file in rewardloop/bench/suites/."""
 
