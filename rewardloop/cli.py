@@ -147,8 +147,9 @@ def _command_modules() -> list:
     from rewardloop.loop import commands as loop
     from rewardloop.models import commands as models
     from rewardloop.reward import commands as reward
+    from rewardloop.rl import commands as rl
 
-    return [reward, control, models, critic, loop, bench]
+    return [reward, control, models, critic, loop, bench, rl]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
