@@ -20,6 +20,8 @@ from rewardloop.errors import UserError
 DIRECTIONS = ("forward", "backward", "none")
 """Ways to travel: along the start heading, against it, or not at all."""
 TURNS = ("left", "right")
+LATERALS = ("left", "right", "either")
+"""Sideways parts of a travel: toward the body's left, its right, or either side ("walk sideways")."""
 PACES: dict[str, float] = {"slow": 0.4, "fast": 1.8, "run": 2.0}
 """Words for a pace without a number, and the speed each stands for (m/s): a fast walk is people's brisk one, well
 above their free speed (about 1.25-1.4 m/s; until 2026-11-27 'fast' stood for 1.2 m/s, slower than a plain walk's
@@ -59,6 +61,10 @@ class TaskSpec:
     """The distance the description states (m), e.g. 3 for "walk 3 metres"; None when it states none."""
     turn: str | None = None
     """'left' or 'right' when asked to turn, else None."""
+    lateral: str | None = None
+    """The travel's sideways part, one of LATERALS, facing kept: with direction 'none' a sideways walk ("side-step to
+    the left"), with 'forward' or 'backward' a diagonal one ("walk diagonally forward and to the right"); None for
+    travel along the heading only."""
     turn_deg: float = DEFAULT_TURN_DEG
     """How far to turn (degrees); DEFAULT_TURN_DEG unless stated."""
     stay_in_place: bool = False
@@ -103,8 +109,8 @@ class TaskSpec:
 
     @property
     def locomotion(self) -> bool:
-        """The body should travel (forward or backward)."""
-        return self.direction != "none"
+        """The body should travel (forward, backward, sideways or diagonally)."""
+        return self.direction != "none" or self.lateral is not None
 
     @property
     def sign(self) -> int:
@@ -164,6 +170,9 @@ def _problems(spec: TaskSpec) -> list[str]:
         (not (spec.stay_in_place and spec.step_in_place), "stay_in_place and step_in_place exclude each other"),
         (spec.direction == "none" or not (spec.stay_in_place or spec.step_in_place),
          "a spec that stays or steps in place has direction 'none'"),
+        (spec.lateral in (None, *LATERALS), f"lateral must be one of {', '.join(LATERALS)} or None"),
+        (spec.lateral is None or not (spec.stay_in_place or spec.step_in_place or spec.manipulation),
+         "a sideways travel neither stays in place nor holds an object"),
         (set(spec.styles) <= set(GAIT_STYLES), f"styles must be among {', '.join(GAIT_STYLES)}"),
         (spec.manipulation in (None, *OBJECTS), f"manipulation must be one of {', '.join(OBJECTS)} or None"),
         (spec.side in (None, *TURNS), f"side must be left, right or None, got {spec.side!r}"),
@@ -181,6 +190,8 @@ def _motion_words(spec: TaskSpec) -> str:
         motion = "stay in place"
     elif spec.step_in_place:
         motion = "step in place"
+    elif spec.lateral is not None:
+        motion = f"travel {_course_words(spec)}"
     elif spec.locomotion:
         motion = f"travel {spec.direction}"
     else:
@@ -192,6 +203,12 @@ def _motion_words(spec: TaskSpec) -> str:
     if spec.distance_m is not None:
         motion += f" for {spec.distance_m:g} m"
     return motion + (f", turn {spec.turn} {spec.turn_deg:g}°" if spec.turn else "")
+
+
+def _course_words(spec: TaskSpec) -> str:
+    """'sideways to the left', 'sideways (either side)', 'diagonally forward and to the right'."""
+    side = "(either side)" if spec.lateral == "either" else f"to the {spec.lateral}"
+    return f"sideways {side}" if spec.direction == "none" else f"diagonally {spec.direction} and {side}"
 
 
 def _manner_words(spec: TaskSpec) -> list[str]:
@@ -279,15 +296,19 @@ def spec_from_description(text: str) -> TaskSpec:
     hit = {name: re.search(pattern, plain if name in _NEGATABLE else raw) is not None
            for name, pattern in _RULES.items()}
     turn, turn_deg, turn_spans = _turn(plain)
+    lateral, diagonal, lateral_spans = (None, False, []) if turn or hit["in_place"] else _lateral(plain)
     speed, rest, speed_span = _speed(raw)
+    if lateral is not None:  # a sideways speed is not a forward one; the metric reads distance (left unread)
+        speed, speed_span = None, None
     step_in_place = hit["in_place"] and hit["stepping"] and turn is None
-    stay_in_place = not step_in_place and turn is None and (hit["in_place"] or (hit["stay"] and not (
-        hit["travel"] or hit["backward"])))
+    stay_in_place = not step_in_place and turn is None and lateral is None and (hit["in_place"] or (
+        hit["stay"] and not (hit["travel"] or hit["backward"])))
+    direction = _direction(hit, in_place=step_in_place or stay_in_place or (lateral is not None and not diagonal))
     terrain = next((name for name in TERRAINS if hit[name]), None)
     styles = _styles(plain)
     distance, distance_span = _distance(rest)
     spec = TaskSpec(
-        direction=_direction(hit, in_place=step_in_place or stay_in_place), speed_mps=speed,
+        direction=direction, lateral=lateral, speed_mps=speed,
         pace="run" if hit["run"] else "fast" if hit["fast"] else "slow" if hit["slow"] else None,
         distance_m=distance, turn=turn, turn_deg=turn_deg, stay_in_place=stay_in_place,
         step_in_place=step_in_place, styles=styles, upright=hit["upright"],
@@ -295,7 +316,10 @@ def spec_from_description(text: str) -> TaskSpec:
         straight_line=hit["straight_line"], efficient=hit["efficient"], symmetric=hit["symmetric"],
         injured=hit["injured"], terrain=terrain,
         understood=_understood(hit, turn, speed, step_in_place, stay_in_place) + styles)
-    read = _read_spans(spec, raw, plain) + turn_spans + [s for s in (speed_span, distance_span) if s is not None]
+    if lateral is not None:
+        spec = dataclasses.replace(spec, understood=(*spec.understood, _course_words(spec)))
+    read = _read_spans(spec, raw, plain) + turn_spans + lateral_spans
+    read += [s for s in (speed_span, distance_span) if s is not None]
     return dataclasses.replace(spec, unread=_unread(raw, read))
 
 
@@ -366,6 +390,30 @@ def _turn(text: str) -> tuple[str | None, float, list[Span]]:
         return side, degrees, [match.span(), span]
     named = next((deg for pattern, deg in _NAMED_ANGLES if re.search(pattern, text)), DEFAULT_TURN_DEG)
     return side, named, [match.span(), *_named_angle_spans(text)]
+
+
+_SIDEWAYS = re.compile(r"\bsideways\b|\bsidewards?\b|\bside[- ]?(?:step|shuffl|walk)\w*|\blaterally\b|"
+                       r"\bcrab[- ]?walk\w*|\blike a crab\b|\bgrapevine\b")
+_DIAGONAL = re.compile(r"\bdiagonal(?:ly)?\b|\b(?:forwards?|ahead|backwards?)(?:\s+and)?(?:\s+(?:to|towards?)\s+"
+                       rf"(?:the |your |its )?|[- ])(?:left|right)\b(?!{_PART})")
+_SIDE = re.compile(r"(?:\b(?:to|towards?|on)\s+(?:the |your |its |their |his |her )?)?\b(left|right)(?:wards?)?"
+                   rf"(?:[- ]hand)?(?:\s+side)?\b(?!{_PART})")
+SIDE_REACH = 30
+"""Characters between a sideways word and the side it names ("step sideways, slowly, to the left")."""
+
+
+def _lateral(text: str) -> tuple[str | None, bool, list[Span]]:
+    """(side, diagonal, where they were read) of a sideways or diagonal travel the text asks for: the side nearest
+    the sideways word ('either' when none is named); (None, False, []) without one."""
+    word = _DIAGONAL.search(text) or _SIDEWAYS.search(text)
+    if word is None:
+        return None, False, []
+    sides = [(max(m.start() - word.end(), word.start() - m.end(), 0), m) for m in _SIDE.finditer(text)]
+    near = [(gap, m) for gap, m in sides if gap <= SIDE_REACH or word.start() <= m.start() < word.end()]
+    if not near:  # "walk sideways": either side will do; "walk diagonally" says too little (left unread)
+        return (None, False, []) if word.re is _DIAGONAL else ("either", False, [word.span()])
+    side = min(near, key=lambda pair: pair[0])[1]
+    return side.group(1), word.re is _DIAGONAL, [word.span(), side.span()]
 
 
 def _slope_angle(text: str, angle: re.Match[str]) -> bool:
@@ -468,7 +516,7 @@ def _read_spans(spec: TaskSpec, raw: str, plain: str) -> list[Span]:
 def _kept_groups(spec: TaskSpec) -> dict[str, bool]:
     """Each word group of _RULES -> whether the spec holds what it says."""
     moves = spec.locomotion or spec.step_in_place
-    return {"backward": spec.direction == "backward", "in_place": spec.direction == "none",
+    return {"backward": spec.direction == "backward", "in_place": spec.direction == "none" and spec.lateral is None,
             "stay": spec.stay_in_place or not moves, "travel": moves, "stepping": moves,
             **{pace: spec.pace == pace for pace in PACES}, **{name: getattr(spec, name) for name in POSTURE},
             "injured": spec.injured, **{name: spec.terrain == name for name in TERRAINS}}
@@ -526,6 +574,7 @@ SPEC_SCHEMA: dict[str, Any] = {
         "distance_m": {"type": ["number", "null"], "minimum": 0.01, "maximum": 1000.0},
         "turn": {"type": ["string", "null"], "enum": [*TURNS, None]},
         "turn_deg": {"type": "number", "minimum": 1.0, "maximum": 720.0},
+        "lateral": {"type": ["string", "null"], "enum": [*LATERALS, None]},
         "stay_in_place": {"type": "boolean"},
         "step_in_place": {"type": "boolean"},
         "styles": {"type": "array", "items": {"type": "string", "enum": list(GAIT_STYLES)}, "maxItems": 6},
@@ -538,7 +587,8 @@ SPEC_SCHEMA: dict[str, Any] = {
                  "step_in_place", "styles", "posture", "injured", "terrain", "unread"],
     "additionalProperties": False,
 }
-"""The JSON a model writes a spec as (SPEC_PROMPT); `unread` lists the description's phrases no field holds."""
+"""The JSON a model writes a spec as (SPEC_PROMPT); `unread` lists the description's phrases no field holds; `lateral`
+may be left out (None: no sideways part)."""
 
 SPEC_PROMPT = "taskspec_v2"
 """The prompt template a model reads a description with (v2 asks for the unread phrases)."""

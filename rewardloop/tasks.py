@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rewardloop.control.metrics import STAY_RADIUS_M, STEP_RADIUS_M, TaskMetrics
+from rewardloop.control.metrics import COURSES, STAY_RADIUS_M, STEP_RADIUS_M, TaskMetrics
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.bodies import BODIES
 from rewardloop.sim.hand import Manipulation
@@ -34,6 +34,13 @@ METRICS: dict[str, str] = {
                      "body fell",
     "step_rate_in_place": f"touchdowns per second before the pelvis left {STEP_RADIUS_M:g} m of its start or the "
                           "body fell",
+    "sideways_left": "m travelled toward the start's left, less m off that course (45° off scores 0)",
+    "sideways_right": "m travelled toward the start's right, less m off that course",
+    "sideways": "m travelled sideways to either side, less m off that course",
+    "forward_left": "m travelled diagonally forward and to the left, less m off that course",
+    "forward_right": "m travelled diagonally forward and to the right, less m off that course",
+    "backward_left": "m travelled diagonally backward and to the left, less m off that course",
+    "backward_right": "m travelled diagonally backward and to the right, less m off that course",
     "goal_error": "manipulation: the object's largest final error relative to its tolerance (cube: position / 2 cm, "
                   "orientation / 20°; bottle: mouth to target / 3 cm, tilt short of 100°); at most 1 at the goal; "
                   "scored as -|goal_error - 0|",
@@ -43,13 +50,19 @@ a target scores the distance from it, negated)."""
 
 UNITS: dict[str, str] = {"distance": "m", "backward_distance": "m", "heading_change": "rad", "right_turn": "rad",
                          "speed": "m/s", "stay_fraction": "", "step_rate_in_place": "steps/s",
-                         "goal_error": ""}
+                         "goal_error": "", **{name: "m" for name in COURSES}, "sideways": "m"}
 """Unit of each metric, for the success rule in words."""
 
 DEFAULT_DISTANCE_M = 2.0
 """Distance a travel task must cover to succeed when the description states none (m)."""
 STEP_RATE_SUCCESS = 1.0
 """Touchdowns per second a step-in-place task must keep up (steps/s; people march at about 2)."""
+SIDEWAYS_DISTANCE_M = 1.5
+"""On-course distance a sideways or diagonal travel must cover when the description states none (m): people
+side-step at about 0.3-0.6 m/s, so 10 s of it covers 3 m or more; a forward walk drifting aside scores below 0."""
+FACING_TURN_DEG = 30.0
+"""How far (deg, either way) a sideways or diagonal travel may turn from its start heading: turning to face the
+course is walking forward, not sideways."""
 SPEED_TOLERANCE = (0.1, 0.2)
 """A stated speed is met within max(0.1 m/s, 20 % of it)."""
 
@@ -101,6 +114,9 @@ class Task:
     larger is better; with a target the score is -|metric - target| and `success` is minus the tolerance."""
     spec: TaskSpec | None = None
     """The reading of the description the task was built from; None: the rules' reading (`understood`)."""
+    limits: tuple[tuple[str, float, float], ...] = ()
+    """Further conditions of success, each (metric in METRICS, low, high) in metric units: the metric must end
+    within [low, high], e.g. ('heading_change', -0.52, 0.52) for a sideways walk that keeps facing ahead."""
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
@@ -109,6 +125,11 @@ class Task:
             raise UserError(f"task duration must be within [0.1, 120] s, got {self.duration_s}")
         if not self.description.strip():
             raise UserError("the task description is empty; say what the body should do")
+        for name, low, high in self.limits:
+            if name not in METRICS:
+                raise unknown_name("limit metric", name, METRICS)
+            if low > high:
+                raise UserError(f"a task limit on {name} is empty: low {low} > high {high}")
         if self.target is not None and self.success > 0:
             raise UserError(f"a task with a target scores -|{self.metric} - target|: its success must be <= 0 "
                             f"(minus the tolerance), got {self.success}")
@@ -176,17 +197,18 @@ class Task:
 
     def achieved(self, metrics: TaskMetrics) -> bool:
         """The success rule: the score reaches `success` and the body did not fall."""
-        return not metrics.fell and self.score(metrics) >= self.success
+        within = all(low <= float(getattr(metrics, name)) <= high for name, low, high in self.limits)
+        return not metrics.fell and self.score(metrics) >= self.success and within
 
     def success_rule(self) -> str:
         """The success rule in words, e.g. 'distance >= 2 m without a fall'."""
         unit = f" {UNITS[self.metric]}".rstrip()
         if self.manipulation:
             return _manipulation_rule(self.scene.manipulation)  # type: ignore[arg-type]
+        limits = "".join(f", {_limit_words(*limit)}" for limit in self.limits)
         if self.target is not None:
-            return f"{self.metric} within {-self.success:g}{unit} of {self.target:g}{unit} without a fall"
-        shown = f"{math.degrees(self.success):.0f}°" if unit == " rad" else f"{self.success:g}{unit}"
-        return f"{self.metric} >= {shown} without a fall"
+            return f"{self.metric} within {-self.success:g}{unit} of {self.target:g}{unit}{limits} without a fall"
+        return f"{self.metric} >= {_shown(self.success, self.metric)}{limits} without a fall"
 
     def explain(self) -> str:
         """Two lines for a person: what the description was understood to ask, and how it will be judged."""
@@ -208,7 +230,23 @@ class Task:
                         start_speed=float(scene.get("start_speed", 0.0)), physics=Physics(**scene.get("physics", {})),
                         manipulation=Manipulation(**held) if held else None)
         spec = TaskSpec.from_dict(data["spec"]) if data.get("spec") is not None else None
-        return cls(**{**data, "scene": rebuilt, "spec": spec})
+        limits = tuple((str(name), float(low), float(high)) for name, low, high in data.get("limits", ()))
+        return cls(**{**data, "scene": rebuilt, "spec": spec, "limits": limits})
+
+
+def _shown(value: float, metric: str) -> str:
+    """A metric's value in words with its unit: '2 m', '90°' for radians."""
+    unit = f" {UNITS[metric]}".rstrip()
+    return f"{math.degrees(value):.0f}°" if unit == " rad" else f"{value:g}{unit}"
+
+
+def _limit_words(metric: str, low: float, high: float) -> str:
+    """A task limit in words: 'heading_change within ±30°', 'flight_fraction >= 0.05'."""
+    if math.isinf(high):
+        return f"{metric} >= {_shown(low, metric)}"
+    if low == -high:
+        return f"{metric} within ±{_shown(high, metric)}"
+    return f"{metric} within {_shown(low, metric)} to {_shown(high, metric)}"
 
 
 def _manipulation_rule(manipulation: Manipulation) -> str:
@@ -301,11 +339,12 @@ def task_from_description(text: str, body: str, terrain: Terrain | str = "flat",
     canonical = canonical_for(spec, ground.kind)
     injury = INJURIES.get(body, ()) if spec.injured else ()
     walking = canonical is not None and spec.direction != "backward" and not (spec.stay_in_place or
-                                                                                spec.step_in_place)
+                                                                                spec.step_in_place or spec.lateral)
     return Task(name="custom", description=text.strip(),
                 scene=Scene(body, ground, injury, walking_start_speed(body) if walking else 0.0),
                 duration_s=duration_s or LOCOMOTION_S,
-                metric=metric, success=success, canonical=canonical, target=target, spec=spec)
+                metric=metric, success=success, canonical=canonical, target=target, spec=spec,
+                limits=limits_for(spec))
 
 
 OBJECT_CANONICALS = {"cube": "cube_rotate", "bottle": "bottle_pour"}
@@ -324,20 +363,38 @@ def judged_by(spec: TaskSpec) -> tuple[str, float, float | None]:
     """(metric, success threshold, target) that fit a spec.
 
     A turn: the heading change its way, at least the angle asked. Stepping in place: the step rate while near
-    the start. Staying in place, or a motion without travel: the fraction of the rollout spent near the start
-    without a fall, all of it. A stated speed: the signed mean speed, within SPEED_TOLERANCE. Travel: the
-    distance its way, at least the distance stated (DEFAULT_DISTANCE_M).
+    the start. Sideways or diagonal travel: the on-course distance its way (`course_of`), at least the distance
+    stated (SIDEWAYS_DISTANCE_M), facing kept (`limits_for`). Staying in place, or a motion without travel: the
+    fraction of the rollout spent near the start without a fall, all of it. A stated speed: the signed mean speed,
+    within SPEED_TOLERANCE. Travel: the distance its way, at least the distance stated (DEFAULT_DISTANCE_M).
     """
     if spec.turn is not None:
         return ("heading_change" if spec.turn == "left" else "right_turn"), math.radians(spec.turn_deg), None
     if spec.step_in_place:
         return "step_rate_in_place", STEP_RATE_SUCCESS, None
+    if spec.lateral is not None:
+        return course_of(spec), spec.distance_m if spec.distance_m is not None else SIDEWAYS_DISTANCE_M, None
     if not spec.locomotion:
         return "stay_fraction", 1.0, None
     if spec.speed_mps is not None:
         return "speed", -speed_tolerance(spec.speed_mps), spec.sign * spec.speed_mps
     metric = "distance" if spec.direction == "forward" else "backward_distance"
     return metric, spec.distance_m if spec.distance_m is not None else DEFAULT_DISTANCE_M, None
+
+
+def course_of(spec: TaskSpec) -> str:
+    """The course metric of a sideways or diagonal spec: 'sideways_left', 'sideways' (either side),
+    'forward_right'..."""
+    if spec.direction == "none":
+        return "sideways" if spec.lateral == "either" else f"sideways_{spec.lateral}"
+    return f"{spec.direction}_{spec.lateral}"
+
+
+def limits_for(spec: TaskSpec) -> tuple[tuple[str, float, float], ...]:
+    """The further conditions of success a spec asks for (`Task.limits`): a sideways or diagonal travel keeps
+    facing ahead (FACING_TURN_DEG either way)."""
+    facing = math.radians(FACING_TURN_DEG)
+    return (("heading_change", -facing, facing),) if spec.lateral is not None else ()
 
 
 def canonical_for(spec: TaskSpec, terrain: str) -> str | None:
@@ -349,6 +406,9 @@ def canonical_for(spec: TaskSpec, terrain: str) -> str | None:
         return "step_in_place"
     if spec.stay_in_place:
         return "stand"
+    if spec.lateral is not None:  # either side: the left one
+        course = course_of(spec)
+        return "walk_" + ("sideways_left" if course == "sideways" else course)
     if not spec.locomotion:
         return None
     if spec.direction == "backward":

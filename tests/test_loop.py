@@ -313,17 +313,17 @@ def test_a_run_whose_description_was_not_all_understood_never_ends_as_a_success(
 
     monkeypatch.setattr(ModelSession, "critique", satisfied)
     config = RunConfig(**{**TINY.__dict__, "iterations": 3, "candidates": 1, "success_patience": 1})
-    store = start_run(task_from_description("walk sideways to the left", "humanoid"), config, out=tmp_path)
+    store = start_run(task_from_description("hop forward", "humanoid"), config, out=tmp_path)
     out = io.StringIO()
     assert _drive(store, quiet=True, stream=out) == 0
     # Iteration 1 held iteration 0's success, so the run stops before iteration 2: unchecked, not a success.
     assert len(store.iterations()) == 2 and store.result()["stop_reason"] == "unchecked"
-    assert store.result()["not_understood"] == ["sideways to the left"]
+    assert store.result()["not_understood"] == ["hop"]
     first = out.getvalue().splitlines()[0]
     assert first.startswith("stopped (unchecked); best: iteration ")
-    assert "; not checked: 'sideways to the left' was not understood; model cost $" in first
+    assert "; not checked: 'hop' was not understood; model cost $" in first
     report = (store.path / "report.html").read_text()
-    assert "not understood: &#x27;sideways to the left&#x27;" in report and "<th>not checked</th>" in report
+    assert "not understood: &#x27;hop&#x27;" in report and "<th>not checked</th>" in report
     assert "success on what was understood (unchecked)" in report and "stopped: unchecked" in report
     # The same run with the whole description understood stops as a success at the same point.
     read = task_from_description("walk forward", "humanoid")

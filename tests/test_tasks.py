@@ -111,8 +111,10 @@ def test_a_pace_in_words_sets_the_canonical_walks_target_speed(text, speed):
 
 def test_the_canonical_rewards_from_rest_are_those_of_the_tasks_that_start_there():
     """`rewardloop optimize` starts FROM_REST's rewards from rest because the loop's tasks asking for them do."""
-    for text in ("stand still", "step in place", "walk backward", "walk forward", "turn left"):
+    rest = ("stand still", "step in place", "walk backward", "side-step to the left", "side-step to the right",
+            "walk diagonally forward and to the left", "walk diagonally forward and to the right",
+            "walk diagonally backward and to the left", "walk diagonally backward and to the right")
+    for text in (*rest, "walk forward", "turn left"):
         task = task_from_description(text, "myolegs")
         assert (task.canonical in FROM_REST) == (task.scene.start_speed == 0.0), text
-    assert {task_from_description(t, "humanoid").canonical for t in ("stand still", "step in place",
-                                                                    "walk backward")} == set(FROM_REST)
+    assert {task_from_description(t, "humanoid").canonical for t in rest} == set(FROM_REST)

@@ -1,4 +1,5 @@
-"""Task metrics of trajectories: distance walked, speed, fall, drift, heading change, steps, staying in place.
+"""Task metrics of trajectories: distance walked, speed, fall, drift, heading change, steps, staying in place,
+travel on a sideways or diagonal course.
 
 Vectorized over the batch: every function takes Features [B, T] and returns [B] arrays.
 """
@@ -52,6 +53,21 @@ class TaskMetrics:
     step_rate_in_place: float = 0.0
     """Touchdowns (both feet) before the pelvis first left STEP_RADIUS_M of its start or the body fell, per
     second of the duration (steps/s)."""
+    sideways_left: float = 0.0
+    """On-course travel toward the start's left (+y), facing aside: metres along it less metres across it
+    (`on_course`), so wandering off the course costs metre for metre and 45° off it scores 0 (m)."""
+    sideways_right: float = 0.0
+    """The same toward the start's right (-y) (m)."""
+    sideways: float = 0.0
+    """The larger of sideways_left and sideways_right: sideways to either side (m)."""
+    forward_left: float = 0.0
+    """On-course travel along the diagonal forward and to the left ((+x, +y) / √2) (m)."""
+    forward_right: float = 0.0
+    """On-course travel along the diagonal forward and to the right ((+x, -y) / √2) (m)."""
+    backward_left: float = 0.0
+    """On-course travel along the diagonal backward and to the left ((-x, +y) / √2) (m)."""
+    backward_right: float = 0.0
+    """On-course travel along the diagonal backward and to the right ((-x, -y) / √2) (m)."""
 
     object_position_error_cm: float = 0.0
     """Manipulation: distance of the object's reference point (cube centre, bottle mouth) from its goal at the end
@@ -105,6 +121,28 @@ def steps_in_place(features: Features, radius: float) -> np.ndarray:
             + touchdowns(features.right_foot_contact * held, features.dt))
 
 
+COURSES: dict[str, tuple[float, float]] = {
+    "sideways_left": (0.0, 1.0), "sideways_right": (0.0, -1.0),
+    "forward_left": (np.sqrt(0.5), np.sqrt(0.5)), "forward_right": (np.sqrt(0.5), -np.sqrt(0.5)),
+    "backward_left": (-np.sqrt(0.5), np.sqrt(0.5)), "backward_right": (-np.sqrt(0.5), -np.sqrt(0.5)),
+}
+"""Course metric -> its unit direction (x forward, y left) in the start frame."""
+
+
+def on_course(displacement: np.ndarray, course: tuple[float, float]) -> np.ndarray:
+    """[B] metres along a unit `course` (x, y) less metres across it, of a [B, 2] horizontal displacement (m): a
+    person asked to go that way counts only the travel that went that way."""
+    along = displacement[:, 0] * course[0] + displacement[:, 1] * course[1]
+    across = displacement[:, 0] * course[1] - displacement[:, 1] * course[0]
+    return along - np.abs(across)
+
+
+def course_metrics(displacement: np.ndarray) -> dict[str, np.ndarray]:
+    """Every COURSES metric, and `sideways` (either side), of a [B, 2] displacement (m): name -> [B]."""
+    courses = {name: on_course(displacement, unit) for name, unit in COURSES.items()}
+    return {**courses, "sideways": np.maximum(courses["sideways_left"], courses["sideways_right"])}
+
+
 def object_metrics(features: Features) -> list[dict[str, float | bool]]:
     """The manipulation fields of TaskMetrics for every trajectory in the batch (empty dicts without an object)."""
     if "goal_distance" not in features:
@@ -134,6 +172,7 @@ def batch_metrics(features: Features) -> list[TaskMetrics]:
     stay = held_steps(features, STAY_RADIUS_M) / time.shape[1]
     step_rate = steps_in_place(features, STEP_RADIUS_M) / duration
     objects = object_metrics(features)
+    courses = course_metrics(displacement[:, :2])
     return [
         TaskMetrics(duration=float(duration[b]), distance=float(displacement[b, 0]),
                     speed=float(displacement[b, 0] / duration[b]),
@@ -141,6 +180,7 @@ def batch_metrics(features: Features) -> list[TaskMetrics]:
                     fall_time=float(time[b, first[b]] - time[b, 0]) if fell[b] else None,
                     lateral_drift=float(displacement[b, 1]), heading_change=float(turn[b]), steps=int(steps[b]),
                     backward_distance=float(-displacement[b, 0]), right_turn=float(-turn[b]),
-                    stay_fraction=float(stay[b]), step_rate_in_place=float(step_rate[b]), **objects[b])  # type: ignore[arg-type]
+                    stay_fraction=float(stay[b]), step_rate_in_place=float(step_rate[b]),
+                    **{name: float(value[b]) for name, value in courses.items()}, **objects[b])  # type: ignore[arg-type]
         for b in range(time.shape[0])
     ]

@@ -182,6 +182,19 @@ class Targets:
     """Stand or balance without travelling."""
     step_in_place: bool = False
     """Step without travelling ("jog on the spot"): judge the stepping, not the progress."""
+    lateral: str | None = None
+    """The travel's sideways part ('left', 'right' or 'either'), facing kept: a sideways walk with direction 0, a
+    diagonal one with direction ±1; None for travel along the heading."""
+
+    @property
+    def course(self) -> str | None:
+        """The course metric (`control.metrics.course_metrics`) a sideways or diagonal travel is judged on, e.g.
+        'sideways_left', 'sideways' (either side), 'forward_right'; None for other tasks."""
+        if self.lateral is None:
+            return None
+        if self.direction == 0:
+            return "sideways" if self.lateral == "either" else f"sideways_{self.lateral}"
+        return f"{'forward' if self.direction > 0 else 'backward'}_{self.lateral}"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -193,9 +206,9 @@ def targets_from_spec(spec: TaskSpec) -> Targets:
         locomotion=spec.locomotion, direction=spec.sign, speed_mps=spec.pace_mps if spec.locomotion else None,
         turn=spec.turn, turn_deg=spec.turn_deg, upright=spec.upright, straight_knees=spec.straight_knees,
         high_steps=spec.high_steps, terrain=spec.terrain,
-        straight_line=spec.straight_line or (spec.locomotion and spec.turn is None), efficient=spec.efficient,
-        symmetric=spec.symmetric, styles=spec.styles, understood=spec.understood,
-        stay_in_place=spec.stay_in_place, step_in_place=spec.step_in_place)
+        straight_line=spec.straight_line or (spec.locomotion and spec.turn is None and spec.lateral is None),
+        efficient=spec.efficient, symmetric=spec.symmetric, styles=spec.styles, understood=spec.understood,
+        stay_in_place=spec.stay_in_place, step_in_place=spec.step_in_place, lateral=spec.lateral)
 
 
 def targets_from_description(description: str) -> Targets:

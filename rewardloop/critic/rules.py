@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rewardloop.control.metrics import STAY_RADIUS_M
+from rewardloop.control.metrics import COURSES, STAY_RADIUS_M, course_metrics
 from rewardloop.critic.critique import Action, Issue, Suggestion
 from rewardloop.critic.physics import WALK_SPEED_MPS, Targets
 
@@ -28,6 +28,12 @@ STILL_STEPS = 2
 STEPPING_ABOUT = STILL_STEPS + 4
 """Steps that cap a motion asked to stand still at NO_PROGRESS_CAP: it stepped about instead (the gait planner's
 march on the spot, 8 steps in 4 s, scored 6.5 as "stand still" before this gate)."""
+FACING_CAP_DEG = 45.0
+"""Turn (deg, either way) that caps a sideways or diagonal travel at NO_PROGRESS_CAP: it turned to face the way and
+walked there forward (the tasks' success rule allows `tasks.FACING_TURN_DEG`)."""
+SIDEWAYS_SPEED_MPS = 0.3
+"""On-course speed that counts as full progress for a sideways or diagonal travel (m/s): people side-step at about
+0.3-0.6 m/s."""
 STAY_DRIFT_M = 1.0
 """Travel (m) that caps a motion asked to stay in place at NO_PROGRESS_CAP."""
 STAND_TILT_DEG = 45.0
@@ -93,7 +99,9 @@ def physics_gates(targets: Targets, d: Descriptors) -> list[Gate]:
         gates.append(Gate("fall", round(FALL_CAP * t / duration, 2), f"fell at {t:.2f} s",
                           Issue("whole body", f"the body fell at {t:.2f} s (pelvis low or a non-foot part on the "
                                 "ground)", t)))
-    if targets.locomotion and targets.turn is None:
+    if targets.course is not None:
+        gates += _course_gates(targets, d)
+    elif targets.locomotion and targets.turn is None:
         progress = targets.direction * _num(d, "speed_mps", 0.0)
         if progress < 0.1 * WALK_SPEED_MPS:
             way = "forward" if targets.direction > 0 else "backward"
@@ -114,6 +122,36 @@ def physics_gates(targets: Targets, d: Descriptors) -> list[Gate]:
     return gates
 
 
+def course_progress(targets: Targets, d: Descriptors) -> float:
+    """On-course travel (m) of a sideways or diagonal task (`control.metrics.on_course`: metres its way less metres
+    off it), from the descriptors' displacement."""
+    displacement = np.array([[_num(d, "distance_m", 0.0), _num(d, "lateral_drift_m", 0.0)]])
+    return float(course_metrics(displacement)[targets.course or "sideways"][0])
+
+
+def _course_words(course: str) -> str:
+    return course.replace("_", " and to the ").replace("sideways and to the", "sideways to the") \
+        if course != "sideways" else "sideways"
+
+
+def _course_gates(targets: Targets, d: Descriptors) -> list[Gate]:
+    """A sideways or diagonal travel that did not go its way (a forward walk drifting aside goes 45° off it and
+    less), or that turned to face its way."""
+    gates = []
+    way = _course_words(targets.course or "sideways")
+    speed = course_progress(targets, d) / max(_num(d, "duration_s", 1.0), 1e-6)
+    if speed < 0.1 * WALK_SPEED_MPS:
+        gates.append(Gate("speed", NO_PROGRESS_CAP, f"no progress {way} ({speed:.2f} m/s on course)",
+                          Issue("pelvis", f"travelled {speed:.2f} m/s {way} (on course); the task asks to move "
+                                          f"{way}")))
+    turn = _num(d, "heading_change_deg", 0.0)
+    if abs(turn) > FACING_CAP_DEG:
+        gates.append(Gate("facing", NO_PROGRESS_CAP, f"turned {turn:.0f}° while asked to travel {way} facing ahead",
+                          Issue("pelvis", f"turned {turn:.0f}° to face its way; the task asks to travel {way} "
+                                          "facing ahead")))
+    return gates
+
+
 def _fall(t: Targets, d: Descriptors) -> Finding:
     if not d.get("fell"):
         return Finding("fall", 1.0, 3.0)
@@ -127,6 +165,8 @@ def _fall(t: Targets, d: Descriptors) -> Finding:
 def _progress(t: Targets, d: Descriptors) -> Finding:
     if not t.locomotion and t.turn is not None:
         return Finding("stay", 1.0, 0.0)  # turning on the spot: some wandering is expected
+    if t.course is not None:
+        return _course_progress(t, d)
     if not t.locomotion:
         drift = float(np.hypot(_num(d, "distance_m", 0.0), _num(d, "lateral_drift_m", 0.0)))
         score = float(np.clip(1.0 - (drift - 0.2) / 0.5, 0.0, 1.0))
@@ -153,6 +193,37 @@ def _progress(t: Targets, d: Descriptors) -> Finding:
                    f"track {target:g} m/s {way}", {"forward": target}),
         Suggestion("forward_velocity", action if t.direction > 0 else "remove",
                    "speed is off target" if t.direction > 0 else "it rewards moving forward, the task is backward")))
+
+
+def _course_progress(t: Targets, d: Descriptors) -> Finding:
+    """A sideways or diagonal travel's on-course speed against SIDEWAYS_SPEED_MPS."""
+    course = t.course or "sideways"
+    speed = course_progress(t, d) / max(_num(d, "duration_s", 1.0), 1e-6)
+    score = float(np.clip(speed / SIDEWAYS_SPEED_MPS, 0.0, 1.0))
+    if score >= 0.8:
+        return Finding("speed", score, 3.0)
+    x, y = COURSES.get(course, COURSES["sideways_left"])
+    course_deg = round(float(np.degrees(np.arctan2(y, x))))
+    return Finding("speed", score, 3.0, Issue("pelvis", f"moved {speed:.2f} m/s {_course_words(course)} (on course), "
+                                                        f"wanted at least {SIDEWAYS_SPEED_MPS:g} m/s"), (
+        Suggestion("course_velocity", "add", f"track {SIDEWAYS_SPEED_MPS:g} m/s {_course_words(course)}",
+                   {"course_deg": course_deg, "speed": SIDEWAYS_SPEED_MPS}),
+        Suggestion("course_path", "add", "keep to a point moving along the course", {"course_deg": course_deg}),
+        Suggestion("forward_velocity", "remove", "it rewards walking forward, the task is sideways")))
+
+
+def _facing(t: Targets, d: Descriptors) -> Finding:
+    """A sideways or diagonal travel keeps facing ahead: full marks within 15°, none at 45°."""
+    if t.course is None:
+        return Finding("facing", 1.0, 0.0)
+    turn = _num(d, "heading_change_deg", 0.0)
+    score = float(np.clip(1.0 - (abs(turn) - 15.0) / 30.0, 0.0, 1.0))
+    if score >= 0.8:
+        return Finding("facing", score, 2.0)
+    return Finding("facing", score, 2.0, Issue("pelvis", f"turned {turn:.0f}° away from the start heading; the task "
+                                                         "asks to keep facing ahead"), (
+        Suggestion("heading_error", "add", "keep facing the start heading", {"target": 0.0}),
+        Suggestion("yaw_rate", "remove", "it rewards turning")))
 
 
 def _turn(t: Targets, d: Descriptors) -> Finding:
@@ -269,7 +340,7 @@ def _effort(t: Targets, d: Descriptors) -> Finding:
 
 
 CHECKS: dict[str, Callable[[Targets, Descriptors], Finding]] = {
-    "fall": _fall, "speed": _progress, "turn": _turn, "straight": _straight, "upright": _upright,
+    "fall": _fall, "speed": _progress, "facing": _facing, "turn": _turn, "straight": _straight, "upright": _upright,
     "knees": _knees, "clearance": _clearance, "stepping": _stepping, "still": _still, "effort": _effort,
 }
 """The builtin critic's checks, by name."""

@@ -158,6 +158,36 @@ def _backward(speed: float) -> str:
                             ramp_s=f"{speed / BACKWARD_ACCEL:g}")
 
 
+SIDEWAYS_SPEED = 0.3
+"""The canonical sideways and diagonal walks' speed along their course (m/s): people side-step at about 0.3-0.6 m/s."""
+COURSES_DEG: dict[str, float] = {"sideways_left": 90.0, "sideways_right": -90.0, "forward_left": 45.0,
+                                 "forward_right": -45.0, "backward_left": 135.0, "backward_right": -135.0}
+"""Course -> its direction (deg from the start's forward axis, + to the left), for the `walk_<course>` canonicals."""
+
+_COURSE = '''
+def course(f):
+    """1 moving {course} at {speed:g} m/s (reached from rest at {accel:g} m/s²), falling off over 0.2 m/s."""
+    return lib.course_velocity(f, course_deg={deg:g}, speed={speed:g}, accel={accel:g})
+
+def path(f):
+    """-distance (m) of the CoM from a point leaving the origin {course} at that speed."""
+    return lib.course_path(f, course_deg={deg:g}, speed={speed:g}, accel={accel:g})
+
+def face(f):
+    """-|heading| (rad): keep facing ahead; turning to face the course is walking forward, not {course}."""
+    return lib.heading_error(f, target=0.0)
+'''
+"""Walking sideways or diagonally as stepping (`_STEPPING`) on a spot that moves along the course from rest, facing
+kept, the way the backward walk keeps to a point moving back."""
+
+
+def _course(name: str) -> str:
+    """The course terms (`_COURSE`) of a `walk_<course>` canonical."""
+    words = name.replace("sideways_", "sideways to the ").replace("forward_", "forward and to the ")
+    words = words.replace("backward_", "backward and to the ")
+    return _COURSE.format(course=words, deg=COURSES_DEG[name], speed=SIDEWAYS_SPEED, accel=BACKWARD_ACCEL)
+
+
 _HEIGHT_LOOSE = '''
 def height(f):
     """1 at the standing pelvis height, falling off over 20 cm."""
@@ -282,9 +312,13 @@ CANONICAL: dict[str, str] = {
                               {**_BASE, "still": 1.0, "stay": 5.0, "stepping": 1.0, "step_rate": 1.0, "face": 0.5,
                                "foot_clearance": 20.0}),
 }
+CANONICAL.update({f"walk_{name}": _program(
+    _course(name) + _STEPPING + _HEIGHT_LOOSE + _BALANCE + _BODY_REST + _CLEARANCE,
+    {**_BASE, "course": 1.0, "path": 5.0, "stepping": 1.0, "step_rate": 1.0, "face": 3.0, "foot_clearance": 20.0})
+    for name in COURSES_DEG})
 """Task name -> program source."""
 
-FROM_REST = ("stand", "step_in_place", "walk_backward")
+FROM_REST = ("stand", "step_in_place", "walk_backward", *(f"walk_{name}" for name in COURSES_DEG))
 """Canonical rewards of motions that start from rest, as the loop's tasks asking for them do
 (`tasks.task_from_description`); the walks and turns start at the walking start."""
 

@@ -200,6 +200,46 @@ def yaw_rate(f: FeatureLike, *, target: float = 0.5, sigma: float = 0.3, window_
     return np.exp(-np.square((rate - target) / sigma))
 
 
+def heading_error(f: FeatureLike, *, target: float = 0.0) -> np.ndarray:
+    """-|heading - target| wrapped to [0, π] (rad): keep facing the target yaw (0 = +x, + = left). Unlike
+    `heading`'s cosine it is steep near the target, so facing 30° off costs as much per degree as 5° off."""
+    error = np.angle(np.exp(1j * (np.asarray(f["heading"]) - target)))
+    return -np.abs(error)
+
+
+def _course_speed(f: FeatureLike, speed: float, accel: float) -> np.ndarray:
+    """[B, T] the course's target speed (m/s): `speed` reached from rest at `accel` m/s²."""
+    return np.minimum(speed, accel * np.asarray(f["time"]))
+
+
+def _course_axes(course_deg: float) -> tuple[float, float]:
+    """(x, y) of a unit vector `course_deg` from +x, + to the left."""
+    return float(np.cos(np.radians(course_deg))), float(np.sin(np.radians(course_deg)))
+
+
+def course_velocity(f: FeatureLike, *, course_deg: float = 90.0, speed: float = 0.3, accel: float = 0.3,
+                    sigma: float = 0.2) -> np.ndarray:
+    """exp(-((v_along - target)² + v_across²) / sigma²): 1 moving at the target speed (`speed` m/s, reached from rest
+    at `accel` m/s²) along a course `course_deg` from the start's forward axis (+ left: 90 sideways to the left,
+    -90 to the right, 45 diagonally forward-left), whatever the body faces. CoM velocity in the world frame."""
+    cx, cy = _course_axes(course_deg)
+    velocity = np.asarray(f["com_vel"])
+    along = velocity[..., 0] * cx + velocity[..., 1] * cy
+    across = velocity[..., 0] * cy - velocity[..., 1] * cx
+    return np.exp(-(np.square(along - _course_speed(f, speed, accel)) + np.square(across)) / sigma**2)
+
+
+def course_path(f: FeatureLike, *, course_deg: float = 90.0, speed: float = 0.3, accel: float = 0.3) -> np.ndarray:
+    """-horizontal distance (m) of the CoM from a point leaving the origin along the course (`course_velocity`'s
+    course and target speed): on the path at its pace costs nothing, falling behind or wandering off costs."""
+    cx, cy = _course_axes(course_deg)
+    time = np.asarray(f["time"])
+    ramp = np.minimum(time, speed / accel)
+    travelled = 0.5 * accel * ramp**2 + speed * (time - ramp)
+    com = np.asarray(f["com_pos"])
+    return -np.hypot(com[..., 0] - cx * travelled, com[..., 1] - cy * travelled)
+
+
 def _heading_rate(f: FeatureLike, window_s: float) -> np.ndarray:
     """[B, T] rate (rad/s) of the heading's change over the trailing `window_s` seconds, over the time so far where
     less has passed; the instantaneous yaw rate at the first sample."""
@@ -628,6 +668,9 @@ TERMS: dict[str, LibraryTerm] = {
         _term(side_velocity, "m/s", "-", ("lateral_vel",)),
         _term(heading, "-", "+", ("heading",)),
         _term(yaw_rate, "-", "+", ("yaw_rate",)),
+        _term(heading_error, "rad", "-", ("heading",)),
+        _term(course_velocity, "-", "+", ("time", "com_vel")),
+        _term(course_path, "m", "-", ("time", "com_pos")),
         _term(nonfoot_contact, "count", "-", ("nonfoot_contact",)),
         _term(joint_posture, "rad²", "-", _JOINT),
         _term(feet_air_time, "s", "+", ("time", *_FOOT)),
