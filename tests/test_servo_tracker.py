@@ -10,7 +10,17 @@ import numpy as np
 import pytest
 
 from rewardloop.control.controllers.base import controller_for, make_controller, run_controller
-from rewardloop.control.controllers.servo_tracker import GRAVITY, HA, KN, SERVO_GAIT, froude_scale, froude_space
+from rewardloop.control.controllers.servo_tracker import (
+    GRAVITY,
+    HA,
+    HR,
+    KN,
+    SERVO_GAIT,
+    foot_yaw,
+    froude_scale,
+    froude_space,
+    leg_targets,
+)
 from rewardloop.errors import UserError
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import Scene, compile_scene
@@ -89,3 +99,24 @@ def test_the_tracker_steps_with_each_foot(robot):
     contact = {side: robot.layout.sensors[f"{side}_foot_contact"][0] for side in ("left", "right")}
     lifted = {side: (rollouts.sensordata[0, :, address] == 0).any() for side, address in contact.items()}
     assert lifted == {"left": True, "right": True}
+
+
+def test_the_stance_hip_turns_the_pelvis_onto_the_heading_over_the_planted_foot():
+    # Right leg in stance (stance=1), its foot yawed 0.1 rad left of the wanted heading: with yaw_gain 1.5 the right
+    # hip's rotation target is the keyframe's + 0.15 rad (internal rotation: toes in, so over a planted foot the
+    # pelvis turns right, onto the heading); the left leg in stance turns the other way (- 0.15).
+    controller = make_controller("servo_tracker", compile_scene(Scene("berkeley_humanoid")))
+    p = controller.space.vector({"yaw_gain": 1.5, "yaw_damping": 0.0})
+    rest, sag = controller.layout.rest, np.zeros((2, 2, 5))
+    for stance, turn in ((1, 0.15), (0, -0.15)):
+        target = np.zeros((2, 5))
+        leg_targets(p, controller.curves, rest, sag, rest.copy(), stance, np.array([0.25, 0.75]),
+                    controller.curves[1].min(), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.1, 0.0, target)
+        assert target[stance, HR] == pytest.approx(rest[stance, HR] + turn)
+
+
+def test_the_standing_feet_point_along_the_heading(robot):
+    with Simulator(robot, nthread=1) as sim:
+        sensed = sim.sense(robot.initial_state[None])[0]
+    sensors = make_controller("servo_tracker", robot).layout.sensors
+    assert abs(foot_yaw(sensed, sensors, 0)) < 0.05 and abs(foot_yaw(sensed, sensors, 1)) < 0.05

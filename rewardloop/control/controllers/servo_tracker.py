@@ -10,8 +10,12 @@ straight: every leg target is the keyframe angle plus a change. At each update (
   roll taken out so that it is an aim in the world;
 - the stance hip holds the pelvis (SIMBICON's torso control as a position offset): its target is its present
   angle plus `trunk_gain` × the pitch error (to `trunk_pitch`) less `trunk_damping` × the pitch rate, so the servo
-  gives a torque in proportion to the error, as SIMBICON's virtual torque; roll the same to level, heading through
-  the hip's rotation (`yaw_gain`); the swing hip's own pull on the pelvis is taken off (`reaction`);
+  gives a torque in proportion to the error, as SIMBICON's virtual torque; roll the same to level; the swing hip's
+  own pull on the pelvis is taken off (`reaction`);
+- heading: the stance hip's rotation is aimed from the keyframe's by `yaw_gain` × the stance foot's yaw from the
+  wanted heading (and `yaw_damping` × the pelvis's yaw rate), so the servo turns the pelvis onto the heading over the
+  planted foot and holds it there. Aimed from its present angle (a torque in proportion to the heading error), the
+  stance hip drifted to its rotation limit in every stance and the pelvis swung 0.3-0.6 rad a step;
 - the knees follow people's knee curve above its straightest, scaled (`knee_scale`) and added to the keyframe's
   bend plus `knee_offset` (negative straightens the knees);
 - the ankles keep the foot level with the ground (from the leg's angles and the pelvis pitch, the keyframe as
@@ -91,8 +95,8 @@ SERVO = (
     P("trunk_gain", 0.0, 4.0, 1.5, "rad/rad", "stance hip flexion target beyond its present angle per rad of pelvis "
       "pitch error (and adduction per rad of roll): SIMBICON's torso torque through the servo"),
     P("trunk_damping", 0.0, 0.5, 0.1, "s", "the same per rad/s of pelvis pitch and roll rate"),
-    P("yaw_gain", 0.0, 2.0, 0.5, "rad/rad", "stance hip rotation target beyond its present angle per rad of "
-      "heading error"),
+    P("yaw_gain", 0.0, 3.0, 1.0, "rad/rad", "stance hip rotation target beyond the keyframe's per rad of the "
+      "stance foot's yaw from the wanted heading: the servo turns the pelvis onto the heading over the planted foot"),
     P("reaction", 0.0, 1.0, 1.0, "-", "fraction of the swing hip's pull on the pelvis the stance hip takes off"),
     P("support", 0.0, 1.5, 1.0, "-", "fraction of each leg servo's sag under its load (the stance leg's the whole "
       "weight, the swing leg's its own) added to its target: gravity compensation"),
@@ -101,10 +105,12 @@ SERVO = (
     P("shift_time", 0.0, 2.0, 1.0, "s", "how long the weight shift before the first step lasts (both feet down)"),
     P("ankle_hold", 0.0, 1.0, 0.5, "-", "fraction of the way from a level stance foot back to the keyframe's ankle "
       "angle: ankle stiffness in stance"),
+    P("yaw_damping", 0.0, 0.5, 0.0, "s", "stance hip rotation target against each rad/s of pelvis yaw rate: damps "
+      "the twist each swing gives the pelvis (a robot without arms has nothing else to cancel it)"),
 )
 """The servo tracker's own parameters, after the gait's, in Froude units as SERVO_GAIT (`froude_space`)."""
-(TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, REACTION, SUPPORT, SHIFT, SHIFT_TIME,
- ANKLE_HOLD) = range(len(GAIT), len(GAIT) + len(SERVO))
+(TRUNK_GAIN, TRUNK_DAMPING, YAW_GAIN, REACTION, SUPPORT, SHIFT, SHIFT_TIME, ANKLE_HOLD,
+ YAW_DAMPING) = range(len(GAIT), len(GAIT) + len(SERVO))
 MEMORY = 7
 """Memory columns as the humanoid tracker's (`gait_tracker.STANCE` ... `HEADING`)."""
 FROUDE_UNITS: dict[str, str] = {"s": "time", "m/s": "speed", "rad/m": "per_length", "rad/(m/s)": "per_speed"}
@@ -244,9 +250,17 @@ def level_ankle(rest: np.ndarray, side: int, hip: float, knee: float, pitch: flo
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def foot_yaw(s: np.ndarray, sensors: np.ndarray, foot: int) -> float:
+    """The yaw (rad, + left) of `foot`'s heel-to-toe line in the world."""
+    heel, toe = sensors[5 + 2 * foot], sensors[6 + 2 * foot]
+    return math.atan2(s[toe + 1] - s[heel + 1], s[toe] - s[heel])
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
 def leg_targets(p: np.ndarray, curves: np.ndarray, rest: np.ndarray, sag: np.ndarray, angle: np.ndarray, stance: int,
                 phase: np.ndarray, knee_min: float, thigh: float, lateral: float, pitch: float, roll: float,
-                pitch_rate: float, roll_rate: float, heading_error: float, target: np.ndarray) -> None:
+                pitch_rate: float, roll_rate: float, heading_error: float, foot_twist: float, yaw_rate: float,
+                target: np.ndarray) -> None:
     """Semantic targets [2, 5] (written) of both legs from the parameters `p`, the keyframe `rest` [2, 5], the
     present angles `angle` [2, 5], each leg's `phase` [2], the swing thigh's aims and the pelvis's attitude."""
     swing = 1 - stance
@@ -263,7 +277,7 @@ def leg_targets(p: np.ndarray, curves: np.ndarray, rest: np.ndarray, sag: np.nda
     level = p[TRUNK_GAIN] * roll + p[TRUNK_DAMPING] * roll_rate
     target[stance, HF] = angle[stance, HF] + trunk - p[REACTION] * pull_pitch
     target[stance, HA] = angle[stance, HA] + outward * (level - p[REACTION] * pull_roll)
-    target[stance, HR] = angle[stance, HR] - outward * p[YAW_GAIN] * heading_error
+    target[stance, HR] = rest[stance, HR] + outward * (p[YAW_GAIN] * foot_twist + p[YAW_DAMPING] * yaw_rate)
     target[swing, AN] = level_ankle(rest, swing, target[swing, HF], target[swing, KN], pitch)
     flat = level_ankle(rest, stance, angle[stance, HF], angle[stance, KN], pitch)
     target[stance, AN] = flat + p[ANKLE_HOLD] * (rest[stance, AN] - flat)
@@ -299,10 +313,12 @@ def _servo_kernel(state, sensed, memory, params, curves, legs, rest, hold, low, 
     knee_min = curves[1].min()
     for b in range(state.shape[0]):
         p, s, q = params[b], sensed[b], state[b, 1 : 1 + nq]
-        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, _ = pelvis_frame(s, sensors)
+        yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
         stance = step_clock(memory[b], p, s, sensors, interval, phase, 0.0, True)
         shifting = state[b, 0] < p[SHIFT_TIME]
         heading_error = follow_heading(memory[b], HEADING, p[TURN_RATE], state[b, 0], yaw)
+        twist = foot_yaw(s, sensors, stance) - yaw - heading_error  # the stance foot's yaw from the wanted heading
+        twist = math.atan2(math.sin(twist), math.cos(twist))
         thigh, lateral = swing_aims(p, s, sensors, curves, stance, phase[1 - stance], fx, fy)
         for side in range(2):
             for j in range(5):
@@ -312,7 +328,7 @@ def _servo_kernel(state, sensed, memory, params, curves, legs, rest, hold, low, 
             shift_targets(p, rest, sag, state[b, 0], roll, roll_rate, target)
         else:
             leg_targets(p, curves, rest, sag, angle, stance, phase, knee_min, thigh, lateral, pitch, roll,
-                        pitch_rate, roll_rate, heading_error, target)
+                        pitch_rate, roll_rate, heading_error, twist, yaw_rate, target)
         out = controls[b, 0]
         out[:] = hold
         for side in range(2):
