@@ -1,5 +1,6 @@
 """Robots as bodies: the semantic map's signs, servo strength, bad input, and a posture plan on their servos."""
 
+import dataclasses
 import sys
 
 import mujoco
@@ -15,6 +16,7 @@ from rewardloop.reward.canonical import CANONICAL
 from rewardloop.reward.check import check_program
 from rewardloop.reward.program import RewardProgram
 from rewardloop.sim.bodies import BODIES, ROBOT_ASSETS_ENV, ROBOT_PACKAGE, SIDES, get_body
+from rewardloop.sim.render import RenderConfig, contact_sheet, render
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import Scene, actuator_strength, compile_scene
 from rewardloop.sim.terrain import Terrain
@@ -138,3 +140,33 @@ def test_posture_mppi_keeps_berkeley_humanoid_up_for_a_second():
         trajectory = plan_motion(scene, reward, config, update=mppi_update, space="posture", seed=0)
     assert not trajectory.metrics.fell
     assert trajectory.rollouts.state.shape[1] == 500
+
+
+@pytest.mark.parametrize("body", ROBOTS)
+def test_a_robot_renders_with_the_camera_framed_to_its_size(body, tmp_path):
+    # The robot's pixels (what differs from the same view with the body hidden) fill at least 70 % of the share a
+    # person's do: the cameras come closer to a small body (unframed, the 0.5-m Berkeley Humanoid fills a third of
+    # the humanoid's share).
+    scene = compile_scene(Scene(body))
+    frames = render(scene, np.repeat(scene.initial_state[None], 9, axis=0), SMALL)
+    assert _share_of_frame(scene) >= 0.7 * _share_of_frame(compile_scene(Scene("humanoid")))
+    assert contact_sheet(frames, tmp_path / "sheet.png").stat().st_size > 1000
+
+
+SMALL = RenderConfig(width=96, height=72, fps=120)
+
+
+def _share_of_frame(scene) -> float:
+    """The fraction of a side view's pixels the standing body covers."""
+    seen = render(scene, scene.initial_state[None], SMALL).images[0].astype(int)
+    hidden = dataclasses.replace(scene, model=_without_body(scene.model))
+    empty = render(hidden, scene.initial_state[None], SMALL).images[0].astype(int)
+    return float((np.abs(seen - empty).sum(axis=-1) > 30).mean())
+
+
+def _without_body(model: mujoco.MjModel) -> mujoco.MjModel:
+    """A copy of a model whose body geoms are invisible (transparent), the ground and sky as they were."""
+    hidden = model.__copy__()
+    hidden.geom_rgba[hidden.geom_bodyid > 0, 3] = 0.0
+    hidden.geom_matid[hidden.geom_bodyid > 0] = -1
+    return hidden
