@@ -14,6 +14,7 @@ ELU, one torch thread) and the env-steps/s of the collection loop's library call
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
@@ -89,7 +90,7 @@ def bench_skrl() -> dict[str, float]:
     def mlp(out: int) -> nn.Sequential:
         sizes = (OBS, *HIDDEN)
         layers: list[nn.Module] = []
-        for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        for a, b in itertools.pairwise(sizes):
             layers += [nn.Linear(a, b), nn.ELU()]
         return nn.Sequential(*layers, nn.Linear(sizes[-1], out))
 

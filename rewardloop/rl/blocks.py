@@ -16,6 +16,7 @@ the whole trajectory's summed per-sample reward.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -100,7 +101,7 @@ class RewardBlocks:
         for env in range(self.starts.shape[1]):
             cuts = [int(s) for s in np.flatnonzero(self.starts[: self.count, env]) if s > 0]
             bounds = [0, *cuts, self.count]
-            for first, end in zip(bounds[:-1], bounds[1:], strict=True):
+            for first, end in itertools.pairwise(bounds):
                 continued = first == 0 and not self.starts[0, env]
                 out.append(_Segment(env, first, end, int(self.history_len[env]) if continued else 0))
         return out

@@ -89,8 +89,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         trainer.run(progress=_progress(config.iterations))
         folder = save_policy(trainer.alg.get_policy(), config, trainer.env.obs_layout(), out / "policy")
         obs = trainer.env.observe()
-    error = export_onnx(TrainedPolicy.load(folder), folder, check_obs=obs)
-    print(f"policy: {folder} (ONNX matches torch within {error:.1e})")
+    mismatch = export_onnx(TrainedPolicy.load(folder), folder, check_obs=obs)
+    print(f"policy: {folder} (ONNX matches torch within {mismatch:.1e})")
     return 0
 
 

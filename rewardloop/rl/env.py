@@ -298,7 +298,7 @@ class RobotEnv:
                                                arrays["draw_joint_friction"], arrays["draw_latency_steps"])
             self._apply_draws(np.arange(self.num_envs))
         self.blocks.restore(arrays)
-        self.rng.bit_generator.state = snapshot["rng"]
+        self.rng.bit_generator.state = snapshot["rng"]  # type: ignore[assignment]  # the dict bit_generator gave
 
     def close(self) -> None:
         """Shut the physics threads down."""

@@ -43,7 +43,9 @@ class TrainedPolicy:
         """Read a folder written by `save_policy`; a UserError if it is not one."""
         try:
             meta = json.loads((folder / META).read_text())
-            module = torch.jit.load(str(folder / TORCH_FILE))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                module = torch.jit.load(str(folder / TORCH_FILE))
         except (OSError, ValueError, RuntimeError) as error:
             raise UserError(f"{folder} does not hold a saved policy ({META}, {TORCH_FILE}): {error}") from None
         layout = [(name, int(size)) for name, size in meta["obs_layout"]]
@@ -53,7 +55,9 @@ class TrainedPolicy:
 def save_policy(actor: MLPModel, config: TrainConfig, obs_layout: list[tuple[str, int]], folder: Path) -> Path:
     """Write policy.json and policy.pt for `actor` (its deterministic output, normalizer included)."""
     folder.mkdir(parents=True, exist_ok=True)
-    scripted = torch.jit.script(actor.as_jit().to("cpu").eval())
+    with warnings.catch_warnings():  # torch 2.13 marks TorchScript deprecated; rsl_rl's export still uses it
+        warnings.simplefilter("ignore", DeprecationWarning)
+        scripted = torch.jit.script(actor.as_jit().to("cpu").eval())
     scripted.save(str(folder / TORCH_FILE))
     meta: dict[str, Any] = {"body": config.body, "config": config.to_dict(), "obs_layout": obs_layout}
     (folder / META).write_text(json.dumps(meta, indent=1))

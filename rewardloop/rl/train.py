@@ -98,13 +98,16 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TrainConfig:
-        env = dict(data["env"])
+        env: dict[str, Any] = dict(data["env"])
         if env.get("randomization") is not None:
-            ranges = {k: tuple(v) if isinstance(v, list) else v for k, v in env["randomization"].items()}
-            env["randomization"] = Randomization(**ranges)
-        ppo = {k: tuple(v) if isinstance(v, list) else v for k, v in data["ppo"].items()}
+            env["randomization"] = Randomization(**_tuples(env["randomization"]))
         rest = {k: v for k, v in data.items() if k not in ("env", "ppo")}
-        return cls(**rest, env=EnvConfig(**env), ppo=PPOConfig(**ppo))
+        return cls(**rest, env=EnvConfig(**env), ppo=PPOConfig(**_tuples(data["ppo"])))
+
+
+def _tuples(fields: dict[str, Any]) -> dict[str, Any]:
+    """JSON's lists back into the tuples the frozen configs hold."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
 
 
 @dataclass(frozen=True)
