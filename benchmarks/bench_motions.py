@@ -35,6 +35,8 @@ ROWS = {
     "sideways-right": "side-step to the right",
     "diagonal-forward-left": "walk diagonally forward and to the left",
     "diagonal-backward-right": "walk diagonally backward and to the right",
+    "stand-right-leg": "stand on your right leg",
+    "stand-left-leg": "balance on the left foot",
 }
 """Row -> description (flat ground)."""
 
@@ -46,6 +48,7 @@ def measure(task: Task, trajectory: Any, scene: Any) -> dict[str, Any]:
     critique = BuiltinCritic().critique_observation(task.description, observation, spec=task.spec)
     critique = apply_gates(critique, task.description, observation.descriptors, observation.gait, task.spec)
     return {"forward_m": round(metrics.distance, 3), "left_m": round(metrics.lateral_drift, 3),
+            "left_leg_stand": round(metrics.left_leg_stand, 3), "right_leg_stand": round(metrics.right_leg_stand, 3),
             "heading_change_deg": round(math.degrees(metrics.heading_change), 1), "fell": metrics.fell,
             "fall_time": metrics.fall_time, "steps": metrics.steps, "metric": task.metric,
             "metric_value": round(task.value(metrics), 3), "success_rule": task.success_rule(),

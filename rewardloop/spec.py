@@ -69,6 +69,9 @@ class TaskSpec:
     """How far to turn (degrees); DEFAULT_TURN_DEG unless stated."""
     stay_in_place: bool = False
     """Stand or balance without travelling ("stand still", "hold your balance without moving")."""
+    stance_leg: str | None = None
+    """A balance pose on one leg, one of LATERALS, while staying in place: the leg stood on ("stand on your right
+    leg": 'right'; "lift your left foot and balance": 'right'), 'either' for "balance on one leg"; None on both."""
     step_in_place: bool = False
     """Step without travelling ("jog on the spot", "march in place")."""
     styles: tuple[str, ...] = ()
@@ -171,6 +174,8 @@ def _problems(spec: TaskSpec) -> list[str]:
         (spec.direction == "none" or not (spec.stay_in_place or spec.step_in_place),
          "a spec that stays or steps in place has direction 'none'"),
         (spec.lateral in (None, *LATERALS), f"lateral must be one of {', '.join(LATERALS)} or None"),
+        (spec.stance_leg in (None, *LATERALS), f"stance_leg must be one of {', '.join(LATERALS)} or None"),
+        (spec.stance_leg is None or spec.stay_in_place, "a stance on one leg stays in place"),
         (spec.lateral is None or not (spec.stay_in_place or spec.step_in_place or spec.manipulation),
          "a sideways travel neither stays in place nor holds an object"),
         (set(spec.styles) <= set(GAIT_STYLES), f"styles must be among {', '.join(GAIT_STYLES)}"),
@@ -186,7 +191,10 @@ def _motion_words(spec: TaskSpec) -> str:
         return f"turn the cube {spec.turn_deg:g}° {spec.turn or 'left'} in the hand"
     if spec.manipulation == "bottle":
         return f"pour from the bottle to the {spec.side or 'left'}"
-    if spec.stay_in_place:
+    if spec.stance_leg is not None:
+        leg = "one leg (either)" if spec.stance_leg == "either" else f"the {spec.stance_leg} leg"
+        motion = f"stand on {leg}"
+    elif spec.stay_in_place:
         motion = "stay in place"
     elif spec.step_in_place:
         motion = "step in place"
@@ -231,7 +239,8 @@ _STEPPING = r"\bstep|\bmarch|\bjog|\bruns?\b|\brunning\b|\bwalk|\btread|\bstomp|
 _RULES: dict[str, str] = {
     "backward": r"\bbackwards?\b|\breverse\b|\bbackpedal|\bretreat|\bback(ing)? up\b|"
                 r"\b(walk|step|move|go|jog|run)(s|ing|ped)?\s+back\b(?!\s+(straight|upright|and forth))",
-    "stay": r"\bstand(s|ing)?\b|\bbalanc|\bstay(s|ing)?\b|\bstill\b|\bremain|\bstationary\b|\bmotionless\b|"
+    "stay": r"\bstand(s|ing)?\b|\bbalanc|\bstance\b|\bflamingo\b|\bstay(s|ing)?\b|\bstill\b|\bremain|"
+            r"\bstationary\b|\bmotionless\b|"
             rf"\bwithout (moving\b(?!\s+{_OWNED}{_LIMB})|travel\w*|walking|going anywhere)|"
             rf"\b(do not|don't|not) (move\b(?!\s+{_OWNED}{_LIMB})|walk|travel)|"
             r"\bhold (your |its |the |a )?(balance|position|pose|posture|ground)",
@@ -303,12 +312,13 @@ def spec_from_description(text: str) -> TaskSpec:
     step_in_place = hit["in_place"] and hit["stepping"] and turn is None
     stay_in_place = not step_in_place and turn is None and lateral is None and (hit["in_place"] or (
         hit["stay"] and not (hit["travel"] or hit["backward"])))
+    stance_leg, stance_spans = _stance_leg(raw) if stay_in_place else (None, [])
     direction = _direction(hit, in_place=step_in_place or stay_in_place or (lateral is not None and not diagonal))
     terrain = next((name for name in TERRAINS if hit[name]), None)
     styles = _styles(plain)
     distance, distance_span = _distance(rest)
     spec = TaskSpec(
-        direction=direction, lateral=lateral, speed_mps=speed,
+        direction=direction, lateral=lateral, stance_leg=stance_leg, speed_mps=speed,
         pace="run" if hit["run"] else "fast" if hit["fast"] else "slow" if hit["slow"] else None,
         distance_m=distance, turn=turn, turn_deg=turn_deg, stay_in_place=stay_in_place,
         step_in_place=step_in_place, styles=styles, upright=hit["upright"],
@@ -318,7 +328,9 @@ def spec_from_description(text: str) -> TaskSpec:
         understood=_understood(hit, turn, speed, step_in_place, stay_in_place) + styles)
     if lateral is not None:
         spec = dataclasses.replace(spec, understood=(*spec.understood, _course_words(spec)))
-    read = _read_spans(spec, raw, plain) + turn_spans + lateral_spans
+    if stance_leg is not None:
+        spec = dataclasses.replace(spec, understood=(*spec.understood, _motion_words(spec)))
+    read = _read_spans(spec, raw, plain) + turn_spans + lateral_spans + stance_spans
     read += [s for s in (speed_span, distance_span) if s is not None]
     return dataclasses.replace(spec, unread=_unread(raw, read))
 
@@ -414,6 +426,25 @@ def _lateral(text: str) -> tuple[str | None, bool, list[Span]]:
         return (None, False, []) if word.re is _DIAGONAL else ("either", False, [word.span()])
     side = min(near, key=lambda pair: pair[0])[1]
     return side.group(1), word.re is _DIAGONAL, [word.span(), side.span()]
+
+
+_LEG = r"(?:leg|foot)\b"
+_ON_ONE_LEG = re.compile(rf"\bon (?:the |your |its |his |her |their |a )?(left|right|one|single|1) {_LEG}|"
+                         r"(?:\bhold\w* (?:a |an |the |your )?)?\b(?:one|single)[- ]leg(?:ged)?\b(?: stance| pose)?|"
+                         r"\b(?:like )?a flamingo\b")
+_LIFTED = re.compile(rf"\b(?:lift|rais|hold|pick)\w*(?: up)? (?:the |your |its |his |her |their )?(left|right) "
+                     rf"(?:{_LEG}|knee\b)(?: up| off the (?:ground|floor))?")
+
+
+def _stance_leg(text: str) -> tuple[str | None, list[Span]]:
+    """(the leg a balance pose stands on: 'left', 'right' or 'either', where it was read) for a stay in place;
+    (None, []) when none is said. A lifted leg ("raise your left foot") means standing on the other one."""
+    said = [m.span() for pattern in (_ON_ONE_LEG, _LIFTED) for m in pattern.finditer(text)]
+    named = next((m.group(1) for m in _ON_ONE_LEG.finditer(text) if m.group(1) in ("left", "right")), None)
+    lifted = _LIFTED.search(text)
+    if named is None and lifted is not None:
+        named = "right" if lifted.group(1) == "left" else "left"
+    return (named or ("either" if said else None)), said
 
 
 def _slope_angle(text: str, angle: re.Match[str]) -> bool:
@@ -575,6 +606,7 @@ SPEC_SCHEMA: dict[str, Any] = {
         "turn": {"type": ["string", "null"], "enum": [*TURNS, None]},
         "turn_deg": {"type": "number", "minimum": 1.0, "maximum": 720.0},
         "lateral": {"type": ["string", "null"], "enum": [*LATERALS, None]},
+        "stance_leg": {"type": ["string", "null"], "enum": [*LATERALS, None]},
         "stay_in_place": {"type": "boolean"},
         "step_in_place": {"type": "boolean"},
         "styles": {"type": "array", "items": {"type": "string", "enum": list(GAIT_STYLES)}, "maxItems": 6},
@@ -588,7 +620,7 @@ SPEC_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 """The JSON a model writes a spec as (SPEC_PROMPT); `unread` lists the description's phrases no field holds; `lateral`
-may be left out (None: no sideways part)."""
+and `stance_leg` may be left out (None: no sideways part, no one-leg pose)."""
 
 SPEC_PROMPT = "taskspec_v2"
 """The prompt template a model reads a description with (v2 asks for the unread phrases)."""

@@ -41,6 +41,10 @@ METRICS: dict[str, str] = {
     "forward_right": "m travelled diagonally forward and to the right, less m off that course",
     "backward_left": "m travelled diagonally backward and to the left, less m off that course",
     "backward_right": "m travelled diagonally backward and to the right, less m off that course",
+    "left_leg_stand": f"fraction of the rollout on the left foot alone, before the pelvis left {STAY_RADIUS_M:g} m "
+                      "of its start or the body fell",
+    "right_leg_stand": "the same on the right foot alone",
+    "one_leg_stand": "the same on either foot alone (the larger)",
     "goal_error": "manipulation: the object's largest final error relative to its tolerance (cube: position / 2 cm, "
                   "orientation / 20°; bottle: mouth to target / 3 cm, tilt short of 100°); at most 1 at the goal; "
                   "scored as -|goal_error - 0|",
@@ -50,7 +54,8 @@ a target scores the distance from it, negated)."""
 
 UNITS: dict[str, str] = {"distance": "m", "backward_distance": "m", "heading_change": "rad", "right_turn": "rad",
                          "speed": "m/s", "stay_fraction": "", "step_rate_in_place": "steps/s",
-                         "goal_error": "", **{name: "m" for name in COURSES}, "sideways": "m"}
+                         "goal_error": "", **{name: "m" for name in COURSES}, "sideways": "m",
+                         "left_leg_stand": "", "right_leg_stand": "", "one_leg_stand": ""}
 """Unit of each metric, for the success rule in words."""
 
 DEFAULT_DISTANCE_M = 2.0
@@ -60,6 +65,9 @@ STEP_RATE_SUCCESS = 1.0
 SIDEWAYS_DISTANCE_M = 1.5
 """On-course distance a sideways or diagonal travel must cover when the description states none (m): people
 side-step at about 0.3-0.6 m/s, so 10 s of it covers 3 m or more; a forward walk drifting aside scores below 0."""
+ONE_LEG_FRACTION = 0.6
+"""Share of the duration a stand on one leg must spend on that foot alone, near the start, without a fall: time to
+lift the leg and to put it down once to catch the balance is allowed (6 s of 10 s)."""
 FACING_TURN_DEG = 30.0
 """How far (deg, either way) a sideways or diagonal travel may turn from its start heading: turning to face the
 course is walking forward, not sideways."""
@@ -364,7 +372,8 @@ def judged_by(spec: TaskSpec) -> tuple[str, float, float | None]:
 
     A turn: the heading change its way, at least the angle asked. Stepping in place: the step rate while near
     the start. Sideways or diagonal travel: the on-course distance its way (`course_of`), at least the distance
-    stated (SIDEWAYS_DISTANCE_M), facing kept (`limits_for`). Staying in place, or a motion without travel: the
+    stated (SIDEWAYS_DISTANCE_M), facing kept (`limits_for`). A stand on one leg: the share of the rollout on that
+    foot alone near the start (ONE_LEG_FRACTION). Staying in place, or a motion without travel: the
     fraction of the rollout spent near the start without a fall, all of it. A stated speed: the signed mean speed,
     within SPEED_TOLERANCE. Travel: the distance its way, at least the distance stated (DEFAULT_DISTANCE_M).
     """
@@ -374,6 +383,8 @@ def judged_by(spec: TaskSpec) -> tuple[str, float, float | None]:
         return "step_rate_in_place", STEP_RATE_SUCCESS, None
     if spec.lateral is not None:
         return course_of(spec), spec.distance_m if spec.distance_m is not None else SIDEWAYS_DISTANCE_M, None
+    if spec.stance_leg is not None:
+        return ("one" if spec.stance_leg == "either" else spec.stance_leg) + "_leg_stand", ONE_LEG_FRACTION, None
     if not spec.locomotion:
         return "stay_fraction", 1.0, None
     if spec.speed_mps is not None:
@@ -404,6 +415,8 @@ def canonical_for(spec: TaskSpec, terrain: str) -> str | None:
         return f"turn_{spec.turn}"
     if spec.step_in_place:
         return "step_in_place"
+    if spec.stance_leg is not None:  # either leg: the left one
+        return "stand_right_leg" if spec.stance_leg == "right" else "stand_left_leg"
     if spec.stay_in_place:
         return "stand"
     if spec.lateral is not None:  # either side: the left one

@@ -16,6 +16,7 @@ from rewardloop.critic import BuiltinCritic, Critic, CriticConfig, Critique, mak
 from rewardloop.critic.critique import Issue
 from rewardloop.critic.media import Media
 from rewardloop.critic.physics import descriptor_arrays, physics_descriptors, targets_from_description
+from rewardloop.critic.rules import judge
 from rewardloop.errors import UserError
 from rewardloop.models.base import Completion, Video
 from rewardloop.models.client import RetryPolicy, make_backend
@@ -266,3 +267,40 @@ def test_critique_command(tmp_path, capsys, motions):
     assert main(["critique", "--trajectory", str(tmp_path / "fall.npz"), "--description", "walk",
                  "--model", "gpt4"]) == 2
     assert "unknown model backend 'gpt4'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("forward", "left", "turn", "gates", "score_range"), [
+    (0.0, 3.0, 2.0, [], (9.0, 10.0)),            # 3 m left in 10 s facing ahead: done
+    (4.8, 0.0, 0.0, ["speed"], (0.0, 3.0)),      # the forward walk it was misread as: 4.8 m forward, none left
+    (3.0, 2.0, 0.0, ["speed"], (0.0, 3.0)),      # a diagonal: 2 - 3 = -1 m on course
+    (0.0, 3.0, 80.0, ["facing"], (0.0, 3.0)),    # turned to face the left and walked there
+])
+def test_the_critic_judges_a_sideways_walk_on_its_course_and_facing(forward, left, turn, gates, score_range):
+    targets = targets_from_description("walk sideways to the left")
+    descriptors = {"duration_s": 10.0, "fell": False, "distance_m": forward, "speed_mps": forward / 10.0,
+                   "lateral_drift_m": left, "heading_change_deg": turn, "steps": 20, "cadence_spm": 110.0,
+                   "stride_symmetry": 0.9}
+    judgement = judge(targets, descriptors)
+    assert [gate.check for gate in judgement.gates] == gates
+    assert score_range[0] <= judgement.score <= score_range[1] and judgement.success == (not gates)
+    if gates == ["facing"]:
+        facing = next(f for f in judgement.findings if f.check == "facing")
+        assert facing.score == 0.0 and facing.suggestions[0].term == "heading_error"
+
+
+@pytest.mark.parametrize(("left_alone", "right_alone", "gated", "one_leg_score"), [
+    (0.0, 0.8, False, 1.0),     # on the right foot alone 80 % of the time: done
+    (0.8, 0.0, True, 0.0),      # on the other foot
+    (0.0, 0.0, True, 0.0),      # both feet down: the plain stand the spec once misread it as
+    (0.0, 0.3, False, 0.5),     # 30 % of the time: half marks, a suggestion naming the stance terms
+])
+def test_the_critic_judges_a_stand_on_the_named_leg(left_alone, right_alone, gated, one_leg_score):
+    targets = targets_from_description("stand on your right leg")
+    descriptors = {"duration_s": 10.0, "fell": False, "distance_m": 0.0, "speed_mps": 0.0, "lateral_drift_m": 0.05,
+                   "heading_change_deg": 0.0, "steps": 1, "left_leg_stand": left_alone, "right_leg_stand": right_alone}
+    judgement = judge(targets, descriptors)
+    assert ("one_leg" in [gate.check for gate in judgement.gates]) == gated
+    finding = next(f for f in judgement.findings if f.check == "one_leg")
+    assert finding.score == pytest.approx(one_leg_score)
+    assert not finding.suggestions or finding.suggestions[0].term == "one_leg_stance"
+    assert judgement.score <= 3.0 or not gated

@@ -538,3 +538,53 @@ def test_yaw_rate_over_a_stride_tells_a_turning_walk_from_a_straight_one():
     assert windowed["turning"][0, 0] == L.yaw_rate(turning, target=-0.15, sigma=0.3)[0, 0]  # no time yet: as it is
     instantaneous = [L.yaw_rate(f, target=-0.15, sigma=0.3).mean() for f in (turning, straight)]
     assert abs(instantaneous[0] - instantaneous[1]) < 0.1 < windowed["turning"].mean() - windowed["straight"].mean()
+
+
+def test_heading_error_is_the_wrapped_absolute_angle():
+    # Facing 0.5 rad left of a target 0 costs 0.5; 3.0 rad off target -3.0 is 6.0 rad round, wrapped to 2π - 6 =
+    # 0.283 rad; facing the target costs nothing.
+    f = fake(1, 3, heading=[[0.5, 3.0, 0.0]])
+    np.testing.assert_allclose(L.heading_error(f, target=0.0), [[-0.5, -3.0, 0.0]])
+    np.testing.assert_allclose(L.heading_error(f, target=-3.0)[0, 1], -(2 * np.pi - 6.0))
+
+
+def test_course_velocity_and_path_by_hand():
+    # Course 90° (left), 0.3 m/s reached at 0.3 m/s²: at t = 0.5 s the target is 0.15 m/s, at 2 s 0.3 m/s.
+    # Sample 0 moves left at exactly the target: 1. Sample 1 moves left at 0.3 and forward at 0.2 m/s (across the
+    # course): exp(-0.04 / 0.04) = e^-1. Sample 2 walks forward at 0.3 m/s: exp(-(0.09 + 0.09) / 0.04) = e^-4.5.
+    velocity = [[[0.0, 0.15, 0.0], [0.2, 0.3, 0.0], [0.3, 0.0, 0.0]]]
+    f = fake(1, 3, time=[[0.5, 2.0, 2.0]], com_vel=velocity, com_pos=[[[0, 0.0375, 0], [0, 0.45, 0], [0.45, 0, 0]]])
+    np.testing.assert_allclose(L.course_velocity(f, course_deg=90.0), [[1.0, np.exp(-1.0), np.exp(-4.5)]],
+                               atol=1e-12)
+    # The point: 0.5 × 0.3 × 0.5² = 0.0375 m along at 0.5 s; 0.15 + 0.3 × 1 = 0.45 m at 2 s. Sample 2 is 0.45 m
+    # forward instead: √(0.45² + 0.45²) = 0.636 m from it.
+    np.testing.assert_allclose(L.course_path(f, course_deg=90.0), [[0.0, 0.0, -0.45 * np.sqrt(2)]], atol=1e-12)
+    # Diagonally forward-left (45°) the walk forward at 0.3 m/s is 0.212 along and 0.212 across:
+    # exp(-((0.212 - 0.3)² + 0.212²) / 0.04) = exp(-(0.0077 + 0.045) / 0.04).
+    along = 0.3 * np.sqrt(0.5)
+    expected = np.exp(-((along - 0.3) ** 2 + along**2) / 0.04)
+    np.testing.assert_allclose(L.course_velocity(f, course_deg=45.0)[0, 2], expected)
+
+
+def test_course_terms_match_a_plain_loop():
+    f = fake(2, 5, seed=4, time=np.tile(np.linspace(0.0, 2.0, 5), (2, 1)))
+    got = L.course_path(f, course_deg=-135.0, speed=0.4, accel=0.5)
+    for b in range(2):
+        for t in range(5):
+            time = float(f["time"][b, t])
+            ramp = min(time, 0.8)
+            travelled = 0.25 * ramp**2 + 0.4 * (time - ramp)
+            point = travelled * np.array([math.cos(math.radians(-135)), math.sin(math.radians(-135))])
+            assert got[b, t] == pytest.approx(-np.linalg.norm(f["com_pos"][b, t, :2] - point))
+
+
+def test_one_leg_stance_and_stance_balance_by_hand():
+    # On the right foot alone with the left one 5 cm up: 1 × 1 × 0.05 / 0.1 = 0.5; 20 cm up: 1 (capped); both
+    # feet down: 0. The capture point 0.3 s ahead of a CoM at (0.1, 0) moving at (0, 0.5) m/s is (0.1, 0.15), 0.15 m
+    # from a right foot at (0.1, 0).
+    f = fake(1, 3, left_foot_contact=[[0, 0, 1]], right_foot_contact=[[1, 1, 1]], left_foot_height=[[0.05, 0.2, 0]],
+             com_pos=[[[0.1, 0, 0.9]] * 3], com_vel=[[[0, 0.5, 0]] * 3], right_foot_pos=[[[0.1, 0, 0]] * 3])
+    np.testing.assert_allclose(L.one_leg_stance(f, stance="right", lift=0.1), [[0.5, 1.0, 0.0]])
+    np.testing.assert_allclose(L.stance_balance(f, stance="right", lead_s=0.3), [[-0.15] * 3])
+    with pytest.raises(ValueError, match="stance must be one of left, right"):
+        L.one_leg_stance(f, stance="both")

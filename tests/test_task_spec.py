@@ -370,3 +370,78 @@ def test_the_understood_line_says_what_was_not_understood(capsys):
     understand(args, task_from_description(args.description, "humanoid"), RunConfig())
     first = capsys.readouterr().out.splitlines()[0]
     assert first == "understood: stay in place (read by rules); not understood: 'right leg'"
+
+
+@pytest.mark.parametrize(("text", "direction", "lateral"), [
+    ("walk sideways to the left", "none", "left"),
+    ("side-step to the right", "none", "right"),
+    ("sidestep left for 3 metres", "none", "left"),
+    ("shuffle sideways towards your right", "none", "right"),
+    ("crab walk to the left", "none", "left"),
+    ("move laterally, slowly, to the right", "none", "right"),
+    ("walk sideways", "none", "either"),
+    ("walk diagonally forward and to the left", "forward", "left"),
+    ("walk diagonally to the right", "forward", "right"),
+    ("walk forward and to the left", "forward", "left"),
+    ("step backward and to the right", "backward", "right"),
+    ("go forward-right", "forward", "right"),
+])
+def test_the_rules_read_sideways_and_diagonal_travel(text, direction, lateral):
+    spec = spec_from_description(text)
+    assert (spec.direction, spec.lateral, spec.unread) == (direction, lateral, ())
+    assert spec.locomotion and not (spec.stay_in_place or spec.step_in_place)
+    assert ("sideways" if direction == "none" else "diagonally") in spec.describe()
+
+
+@pytest.mark.parametrize(("text", "lateral", "unread"), [
+    ("walk forward and turn left", None, ()),             # a turn: no sideways part
+    ("walk to the left", None, ("left",)),                # neither a side-step nor a turn is said
+    ("walk diagonally", None, ("diagonally",)),           # no side: which diagonal is not said
+    ("side-step to the left at 0.3 m/s", "left", ("0.3 m/s",)),  # judged by distance: a sideways speed is unread
+    ("walk forward with the left arm up", None, ("left arm",)),
+])
+def test_sideways_words_that_say_too_little_stay_unread(text, lateral, unread):
+    spec = spec_from_description(text)
+    assert (spec.lateral, spec.unread, spec.speed_mps) == (lateral, unread, None)
+
+
+def test_a_lateral_spec_is_consistent():
+    with pytest.raises(UserError, match="lateral must be one of left, right, either"):
+        TaskSpec(direction="none", lateral="up")
+    with pytest.raises(UserError, match="a sideways travel neither stays in place"):
+        TaskSpec(direction="none", lateral="left", stay_in_place=True)
+    spec = TaskSpec(direction="forward", lateral="right")
+    assert TaskSpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
+    assert spec.describe().startswith("travel diagonally forward and to the right")
+
+
+@pytest.mark.parametrize(("text", "leg"), [
+    ("stand on your right leg", "right"), ("balance on the left foot", "left"), ("balance on one leg", "either"),
+    ("stand like a flamingo", "either"), ("lift your left foot and hold your balance", "right"),
+    ("raise the right knee and balance", "left"), ("hold a single-leg stance", "either"),
+    ("one-legged stand on the right leg", "right"),
+])
+def test_the_rules_read_a_stand_on_one_named_leg(text, leg):
+    spec = spec_from_description(text)
+    assert (spec.stance_leg, spec.stay_in_place, spec.direction, spec.unread) == (leg, True, "none", ())
+    task = task_from_description(text, "myolegs")
+    metric = "one_leg_stand" if leg == "either" else f"{leg}_leg_stand"
+    assert (task.metric, task.success, task.scene.start_speed) == (metric, 0.6, 0.0)
+    assert task.canonical == ("stand_right_leg" if leg == "right" else "stand_left_leg")
+
+
+def test_a_stand_on_one_leg_counts_time_on_that_foot_alone_near_the_start():
+    t = np.arange(20)  # 2 s at 0.1 s
+    up = (t >= 5).astype(float)  # the lifted foot leaves the ground at sample 5
+    left = np.stack([1.0 - up, 1.0 - up, ((t < 2) | (t >= 12)).astype(float)])
+    right = np.stack([np.ones(20), np.ones(20), np.ones(20)])
+    x = np.stack([np.zeros(20), np.zeros(20), np.where(t >= 8, 0.3, 0.0)])  # row 2 leaves 0.25 m at sample 8
+    height = np.ones((3, 20))
+    height[1, 10:] = 0.5  # row 1 falls at sample 10
+    m = batch_metrics(_features(x, height, left, right))
+    # Row 0: on the right foot alone from sample 5 to the end, 15 of 20. Row 1: samples 5-9 before the fall, 5 of
+    # 20. Row 2: the left foot is up at samples 2-11, but the pelvis left the spot at 8: samples 2-7, 6 of 20.
+    assert [r.right_leg_stand for r in m] == [0.75, 0.25, 0.3]
+    assert [r.left_leg_stand for r in m] == [0.0, 0.0, 0.0] and [r.one_leg_stand for r in m] == [0.75, 0.25, 0.3]
+    swapped = batch_metrics(_features(x, height, right, left))  # the same on the other foot
+    assert [r.left_leg_stand for r in swapped] == [0.75, 0.25, 0.3]

@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
+import numpy as np
 import pytest
 
 from rewardloop.cli import main
-from rewardloop.control.metrics import TaskMetrics
+from rewardloop.control.metrics import TaskMetrics, course_metrics
 from rewardloop.errors import UserError
 from rewardloop.loop.design import trusted_source
-from rewardloop.reward.canonical import BACKWARD_SPEED, CANONICAL, FROM_REST, SPEED_CANONICALS, canonical
+from rewardloop.reward.canonical import (
+    BACKWARD_SPEED,
+    CANONICAL,
+    COURSES_DEG,
+    FROM_REST,
+    SPEED_CANONICALS,
+    canonical,
+)
+from rewardloop.reward.check import check_program
 from rewardloop.sim.terrain import Terrain
 from rewardloop.tasks import HAND_BODIES, INJURIES, TASK_BODIES, TASKS, Task, get_task, task_from_description
 
@@ -118,3 +128,60 @@ def test_the_canonical_rewards_from_rest_are_those_of_the_tasks_that_start_there
         task = task_from_description(text, "myolegs")
         assert (task.canonical in FROM_REST) == (task.scene.start_speed == 0.0), text
     assert {task_from_description(t, "humanoid").canonical for t in rest} == set(FROM_REST)
+
+
+def test_course_metrics_count_travel_its_way_less_travel_off_it():
+    # Displacements (forward x, left y) in m. 2 m left: sideways_left 2, sideways_right -2. 2 m left and 0.5 m
+    # forward: 2 - 0.5 = 1.5. 3 m forward, 0.4 m left (a forward walk drifting): 0.4 - 3 = -2.6. Diagonal: 1 m
+    # forward and 1 m left is √2 along (1, 1) / √2 and nothing across: forward_left √2; forward_right 0 - √2.
+    displacement = np.array([[0.0, 2.0], [0.5, 2.0], [3.0, 0.4], [1.0, 1.0]])
+    courses = course_metrics(displacement)
+    np.testing.assert_allclose(courses["sideways_left"], [2.0, 1.5, -2.6, 0.0])
+    np.testing.assert_allclose(courses["sideways_right"], [-2.0, -2.5, -3.4, -2.0])
+    np.testing.assert_allclose(courses["sideways"], [2.0, 1.5, -2.6, 0.0])
+    np.testing.assert_allclose(courses["forward_left"], [0.0, 2.5 / math.sqrt(2) - 1.5 / math.sqrt(2),
+                                                         3.4 / math.sqrt(2) - 2.6 / math.sqrt(2), math.sqrt(2)])
+    np.testing.assert_allclose(courses["forward_right"][3], -math.sqrt(2))
+    np.testing.assert_allclose(courses["backward_right"][3], -math.sqrt(2) - 0.0)
+
+
+@pytest.mark.parametrize(("text", "metric", "canonical_name"), [
+    ("walk sideways to the left", "sideways_left", "walk_sideways_left"),
+    ("side-step to the right", "sideways_right", "walk_sideways_right"),
+    ("walk sideways", "sideways", "walk_sideways_left"),
+    ("walk diagonally forward and to the left", "forward_left", "walk_forward_left"),
+    ("walk backward and to the right", "backward_right", "walk_backward_right"),
+])
+def test_a_sideways_task_is_judged_on_its_course_facing_ahead(text, metric, canonical_name):
+    task = task_from_description(text, "humanoid")
+    assert (task.metric, task.success, task.canonical, task.scene.start_speed) == (metric, 1.5, canonical_name, 0.0)
+    assert task.success_rule() == f"{metric} >= 1.5 m, heading_change within ±30° without a fall"
+    on_course = {metric: 1.6}
+    assert task.achieved(TaskMetrics(0, 0, 0, False, None, 0, 0.2, 0, **on_course))
+    assert not task.achieved(TaskMetrics(0, 0, 0, False, None, 0, 0.6, 0, **on_course))  # turned 34° to face it
+    assert not task.achieved(TaskMetrics(0, 0, 0, True, 5.0, 0, 0.0, 0, **on_course))  # fell
+    assert not task.achieved(TaskMetrics(0, 0, 0, False, None, 0, 0.0, 0, **{metric: 1.4}))  # short of 1.5 m
+    assert Task.from_dict(task.to_dict()) == task
+    assert task_from_description("sidestep left for 3 metres", "myolegs").success == 3.0
+
+
+def test_a_limit_names_a_metric_and_a_range():
+    base = task_from_description("walk sideways to the left", "humanoid")
+    with pytest.raises(UserError, match="unknown limit metric 'tilt'"):
+        dataclasses.replace(base, limits=(("tilt", 0.0, 1.0),))
+    with pytest.raises(UserError, match="is empty"):
+        dataclasses.replace(base, limits=(("heading_change", 1.0, 0.0),))
+
+
+@pytest.mark.parametrize("name", [f"walk_{course}" for course in COURSES_DEG])
+def test_the_course_canonicals_pass_the_checker(name, humanoid_flat):
+    report = check_program(canonical(name), humanoid_flat)
+    assert report.passed, report.to_text()
+    assert {"course", "path", "face"} <= set(report.terms)
+
+
+@pytest.mark.parametrize("name", ["stand_left_leg", "stand_right_leg"])
+def test_the_one_leg_canonicals_pass_the_checker(name, humanoid_flat):
+    report = check_program(canonical(name), humanoid_flat)
+    assert report.passed, report.to_text()
+    assert {"one_leg", "balance", "still"} <= set(report.terms)

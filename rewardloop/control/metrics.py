@@ -68,6 +68,13 @@ class TaskMetrics:
     """On-course travel along the diagonal backward and to the left ((-x, +y) / √2) (m)."""
     backward_right: float = 0.0
     """On-course travel along the diagonal backward and to the right ((-x, -y) / √2) (m)."""
+    left_leg_stand: float = 0.0
+    """Fraction of the duration (0-1) spent on the left foot alone (the right one off the ground) before the pelvis
+    first left STAY_RADIUS_M of its start or the body fell (`one_leg_fraction`)."""
+    right_leg_stand: float = 0.0
+    """The same on the right foot alone."""
+    one_leg_stand: float = 0.0
+    """The larger of left_leg_stand and right_leg_stand: on one leg, either."""
 
     object_position_error_cm: float = 0.0
     """Manipulation: distance of the object's reference point (cube centre, bottle mouth) from its goal at the end
@@ -121,6 +128,22 @@ def steps_in_place(features: Features, radius: float) -> np.ndarray:
             + touchdowns(features.right_foot_contact * held, features.dt))
 
 
+def one_leg_fraction(features: Features, stance: str) -> np.ndarray:
+    """[B] fraction of the samples with the `stance` ('left' or 'right') foot on the ground and the other off it,
+    counted until the pelvis first leaves STAY_RADIUS_M of its start or the body falls: a stand on one leg, not a
+    hop away from the spot."""
+    other = "right" if stance == "left" else "left"
+    alone = (features[f"{stance}_foot_contact"] > 0) & (features[f"{other}_foot_contact"] == 0)  # [B, T]
+    held = np.arange(alone.shape[1]) < held_steps(features, STAY_RADIUS_M)[:, None]
+    return (alone & held).mean(axis=1)
+
+
+def stance_metrics(features: Features) -> dict[str, np.ndarray]:
+    """left_leg_stand, right_leg_stand and one_leg_stand ([B] each) of a batch."""
+    left, right = one_leg_fraction(features, "left"), one_leg_fraction(features, "right")
+    return {"left_leg_stand": left, "right_leg_stand": right, "one_leg_stand": np.maximum(left, right)}
+
+
 COURSES: dict[str, tuple[float, float]] = {
     "sideways_left": (0.0, 1.0), "sideways_right": (0.0, -1.0),
     "forward_left": (np.sqrt(0.5), np.sqrt(0.5)), "forward_right": (np.sqrt(0.5), -np.sqrt(0.5)),
@@ -172,7 +195,7 @@ def batch_metrics(features: Features) -> list[TaskMetrics]:
     stay = held_steps(features, STAY_RADIUS_M) / time.shape[1]
     step_rate = steps_in_place(features, STEP_RADIUS_M) / duration
     objects = object_metrics(features)
-    courses = course_metrics(displacement[:, :2])
+    courses = {**course_metrics(displacement[:, :2]), **stance_metrics(features)}
     return [
         TaskMetrics(duration=float(duration[b]), distance=float(displacement[b, 0]),
                     speed=float(displacement[b, 0] / duration[b]),

@@ -89,6 +89,7 @@ def physics_descriptors(features: Features, metrics: TaskMetrics, *, index: int 
         "distance_m": round(metrics.distance, 3), "speed_mps": round(metrics.speed, 3),
         "lateral_drift_m": round(metrics.lateral_drift, 3),
         "heading_change_deg": round(float(np.degrees(metrics.heading_change)), 1), "steps": metrics.steps,
+        "left_leg_stand": round(metrics.left_leg_stand, 3), "right_leg_stand": round(metrics.right_leg_stand, 3),
     }
     if "goal_distance" in features:
         objects = object_descriptors(features.slice(slice(index, index + 1)), metrics)
@@ -108,6 +109,8 @@ DESCRIPTOR_MEANINGS: dict[str, str] = {
     "lateral_drift_m": "pelvis displacement to the left (m)",
     "heading_change_deg": "turn from start to end, + = left (degrees)",
     "steps": "foot touchdowns, both feet",
+    "left_leg_stand": "fraction of the motion on the left foot alone, near the start, before any fall",
+    "right_leg_stand": "fraction of the motion on the right foot alone, near the start, before any fall",
     "trunk_pitch_deg": "mean torso lean, + = forward (degrees)",
     "trunk_roll_deg": "mean torso lean sideways, + = left (degrees)",
     "trunk_tilt_max_deg": "largest torso angle from vertical (degrees)",
@@ -182,6 +185,8 @@ class Targets:
     """Stand or balance without travelling."""
     step_in_place: bool = False
     """Step without travelling ("jog on the spot"): judge the stepping, not the progress."""
+    stance_leg: str | None = None
+    """A balance pose on one leg: the leg stood on ('left', 'right' or 'either'); None on both feet."""
     lateral: str | None = None
     """The travel's sideways part ('left', 'right' or 'either'), facing kept: a sideways walk with direction 0, a
     diagonal one with direction ±1; None for travel along the heading."""
@@ -208,7 +213,8 @@ def targets_from_spec(spec: TaskSpec) -> Targets:
         high_steps=spec.high_steps, terrain=spec.terrain,
         straight_line=spec.straight_line or (spec.locomotion and spec.turn is None and spec.lateral is None),
         efficient=spec.efficient, symmetric=spec.symmetric, styles=spec.styles, understood=spec.understood,
-        stay_in_place=spec.stay_in_place, step_in_place=spec.step_in_place, lateral=spec.lateral)
+        stay_in_place=spec.stay_in_place, step_in_place=spec.step_in_place, lateral=spec.lateral,
+        stance_leg=spec.stance_leg)
 
 
 def targets_from_description(description: str) -> Targets:

@@ -28,6 +28,11 @@ STILL_STEPS = 2
 STEPPING_ABOUT = STILL_STEPS + 4
 """Steps that cap a motion asked to stand still at NO_PROGRESS_CAP: it stepped about instead (the gait planner's
 march on the spot, 8 steps in 4 s, scored 6.5 as "stand still" before this gate)."""
+ONE_LEG_GATE = 0.2
+"""Share of the motion on the asked foot alone below which a stand on one leg is capped at NO_PROGRESS_CAP: it stood
+on both feet (or the other one)."""
+ONE_LEG_FULL = 0.6
+"""Share on that foot alone that scores full marks (the tasks' success rule, `tasks.ONE_LEG_FRACTION`)."""
 FACING_CAP_DEG = 45.0
 """Turn (deg, either way) that caps a sideways or diagonal travel at NO_PROGRESS_CAP: it turned to face the way and
 walked there forward (the tasks' success rule allows `tasks.FACING_TURN_DEG`)."""
@@ -107,6 +112,10 @@ def physics_gates(targets: Targets, d: Descriptors) -> list[Gate]:
             way = "forward" if targets.direction > 0 else "backward"
             gates.append(Gate("speed", NO_PROGRESS_CAP, f"no progress {way} ({progress:.2f} m/s)",
                               Issue("pelvis", f"travelled {progress:.2f} m/s {way}; the task asks to move {way}")))
+    if targets.stance_leg is not None and not d.get("fell") and one_leg_share(targets, d) < ONE_LEG_GATE:
+        share, leg = one_leg_share(targets, d), _leg_words(targets)
+        gates.append(Gate("one_leg", NO_PROGRESS_CAP, f"{share:.0%} of the motion on {leg} alone",
+                          Issue("feet", f"stood on {leg} alone {share:.0%} of the time; the task asks to stand on it")))
     steps = _num(d, "steps", 0.0)
     if is_standing(targets) and not d.get("fell") and steps > STEPPING_ABOUT:
         gates.append(Gate("still", NO_PROGRESS_CAP, f"stepped {steps:.0f} times while asked to stand still",
@@ -150,6 +159,33 @@ def _course_gates(targets: Targets, d: Descriptors) -> list[Gate]:
                           Issue("pelvis", f"turned {turn:.0f}° to face its way; the task asks to travel {way} "
                                           "facing ahead")))
     return gates
+
+
+def one_leg_share(targets: Targets, d: Descriptors) -> float:
+    """Share of the motion (0-1) on the stance foot alone asked for (either: the larger)."""
+    left, right = _num(d, "left_leg_stand", 0.0), _num(d, "right_leg_stand", 0.0)
+    return {"left": left, "right": right}.get(targets.stance_leg or "", max(left, right))
+
+
+def _leg_words(targets: Targets) -> str:
+    return "one foot" if targets.stance_leg == "either" else f"the {targets.stance_leg} foot"
+
+
+def _one_leg(t: Targets, d: Descriptors) -> Finding:
+    """A stand on one leg: the share of the motion on that foot alone, full marks at ONE_LEG_FULL."""
+    if t.stance_leg is None:
+        return Finding("one_leg", 1.0, 0.0)
+    share = one_leg_share(t, d)
+    score = float(np.clip(share / ONE_LEG_FULL, 0.0, 1.0))
+    if score >= 0.8:
+        return Finding("one_leg", score, 3.0)
+    stance = "left" if t.stance_leg == "either" else t.stance_leg
+    return Finding("one_leg", score, 3.0, Issue("feet", f"on {_leg_words(t)} alone {share:.0%} of the time, wanted "
+                                                        f"{ONE_LEG_FULL:.0%}"), (
+        Suggestion("one_leg_stance", "add", "reward standing on that foot with the other lifted",
+                   {"stance": stance, "lift": 0.1}),
+        Suggestion("stance_balance", "add", "keep the capture point over the stance foot", {"stance": stance}),
+        Suggestion("capture_point", "remove", "it accepts the body between both feet")))
 
 
 def _fall(t: Targets, d: Descriptors) -> Finding:
@@ -340,8 +376,9 @@ def _effort(t: Targets, d: Descriptors) -> Finding:
 
 
 CHECKS: dict[str, Callable[[Targets, Descriptors], Finding]] = {
-    "fall": _fall, "speed": _progress, "facing": _facing, "turn": _turn, "straight": _straight, "upright": _upright,
-    "knees": _knees, "clearance": _clearance, "stepping": _stepping, "still": _still, "effort": _effort,
+    "fall": _fall, "speed": _progress, "facing": _facing, "one_leg": _one_leg, "turn": _turn, "straight": _straight,
+    "upright": _upright, "knees": _knees, "clearance": _clearance, "stepping": _stepping, "still": _still,
+    "effort": _effort,
 }
 """The builtin critic's checks, by name."""
 

@@ -312,13 +312,31 @@ CANONICAL: dict[str, str] = {
                               {**_BASE, "still": 1.0, "stay": 5.0, "stepping": 1.0, "step_rate": 1.0, "face": 0.5,
                                "foot_clearance": 20.0}),
 }
+_ONE_LEG = '''
+def one_leg(f):
+    """1 standing on the {stance} foot alone with the {other} foot 10 cm up or more."""
+    return lib.one_leg_stance(f, stance="{stance}", lift=0.1)
+
+def balance(f):
+    """-distance (m) from the capture point to the {stance} foot: balance over it."""
+    return lib.stance_balance(f, stance="{stance}", lead_s=0.3)
+'''
+"""A stand on one leg: the standing terms (`_IN_PLACE`, `_HEIGHT`, `_BODY_REST`, `_HEADING`) with the pose asked and
+the capture point held over the stance foot instead of between the feet."""
+
+CANONICAL.update({f"stand_{stance}_leg": _program(
+    _ONE_LEG.format(stance=stance, other="right" if stance == "left" else "left") + _IN_PLACE + _HEIGHT + _BODY_REST
+    + _HEADING, {"one_leg": 3.0, "balance": 3.0, "height": 2.0, "upright": 1.0, "posture": 0.1, "fallen": 1.0,
+                 "effort": 0.05, "still": 2.0, "stay": 1.0, "face": 0.5}) for stance in ("left", "right")})
+
 CANONICAL.update({f"walk_{name}": _program(
     _course(name) + _STEPPING + _HEIGHT_LOOSE + _BALANCE + _BODY_REST + _CLEARANCE,
     {**_BASE, "course": 1.0, "path": 5.0, "stepping": 1.0, "step_rate": 1.0, "face": 3.0, "foot_clearance": 20.0})
     for name in COURSES_DEG})
 """Task name -> program source."""
 
-FROM_REST = ("stand", "step_in_place", "walk_backward", *(f"walk_{name}" for name in COURSES_DEG))
+FROM_REST = ("stand", "step_in_place", "walk_backward", "stand_left_leg", "stand_right_leg",
+             *(f"walk_{name}" for name in COURSES_DEG))
 """Canonical rewards of motions that start from rest, as the loop's tasks asking for them do
 (`tasks.task_from_description`); the walks and turns start at the walking start."""
 

@@ -159,6 +159,27 @@ def capture_point(f: FeatureLike, *, lead_s: float = 0.3, margin: float = 0.05,
     return -np.sqrt(np.sum(np.square(point - nearest), axis=-1) + 1e-4)
 
 
+def _other(stance: str) -> str:
+    _check(stance in SIDES, f"stance must be one of {', '.join(SIDES)}, got {stance!r}")
+    return "right" if stance == "left" else "left"
+
+
+def one_leg_stance(f: FeatureLike, *, stance: str = "left", lift: float = 0.1) -> np.ndarray:
+    """contact(stance foot) × (1 - contact(other foot)) × min(1, other foot height / lift): 1 standing on the
+    `stance` foot alone with the other foot at least `lift` m up, less with it lower, 0 with both feet down (0-1)."""
+    other = _other(stance)
+    raised = np.clip(np.asarray(f[f"{other}_foot_height"]) / lift, 0.0, 1.0)
+    return np.asarray(f[f"{stance}_foot_contact"]) * (1.0 - np.asarray(f[f"{other}_foot_contact"])) * raised
+
+
+def stance_balance(f: FeatureLike, *, stance: str = "left", lead_s: float = 0.3) -> np.ndarray:
+    """-horizontal distance (m) from the capture point (CoM + lead_s × CoM velocity) to the `stance` foot: balance
+    over one foot, where `capture_point` would accept the CoM anywhere between the feet."""
+    _other(stance)
+    point = np.asarray(f["com_pos"])[..., :2] + lead_s * np.asarray(f["com_vel"])[..., :2]
+    return -np.linalg.norm(point - np.asarray(f[f"{stance}_foot_pos"])[..., :2], axis=-1)
+
+
 def feet_follow(f: FeatureLike) -> np.ndarray:
     """-|mean forward speed of the feet - forward speed of the CoM| (m/s), along x: the feet keep up by stepping."""
     left, right = _both(f, "foot_vel")
@@ -661,6 +682,8 @@ TERMS: dict[str, LibraryTerm] = {
         _term(upright, "-", "+", tuple(f"{p}_up" for p in PARTS), {"part": PARTS}),
         _term(balance, "m", "-", ("com_pos", *_FOOT)),
         _term(capture_point, "m", "-", ("com_pos", "com_vel", "heading", *_FOOT)),
+        _term(one_leg_stance, "-", "+", _FOOT, {"stance": SIDES}),
+        _term(stance_balance, "m", "-", ("com_pos", "com_vel", *_FOOT), {"stance": SIDES}),
         _term(feet_follow, "m/s", "-", ("com_vel", *_FOOT)),
         _term(feet_crossing, "m", "-", ("heading", *_FOOT)),
         _term(forward_velocity, "m/s", "+", ("forward_vel",)),
