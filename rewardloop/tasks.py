@@ -45,6 +45,8 @@ METRICS: dict[str, str] = {
                       "of its start or the body fell",
     "right_leg_stand": "the same on the right foot alone",
     "one_leg_stand": "the same on either foot alone (the larger)",
+    "flight_fraction": "fraction of the rollout with both feet off the ground, before any fall",
+    "hip_flexion_peak": "rad: the lower over both legs of each leg's 90th-percentile hip flexion, before any fall",
     "goal_error": "manipulation: the object's largest final error relative to its tolerance (cube: position / 2 cm, "
                   "orientation / 20°; bottle: mouth to target / 3 cm, tilt short of 100°); at most 1 at the goal; "
                   "scored as -|goal_error - 0|",
@@ -55,7 +57,8 @@ a target scores the distance from it, negated)."""
 UNITS: dict[str, str] = {"distance": "m", "backward_distance": "m", "heading_change": "rad", "right_turn": "rad",
                          "speed": "m/s", "stay_fraction": "", "step_rate_in_place": "steps/s",
                          "goal_error": "", **{name: "m" for name in COURSES}, "sideways": "m",
-                         "left_leg_stand": "", "right_leg_stand": "", "one_leg_stand": ""}
+                         "left_leg_stand": "", "right_leg_stand": "", "one_leg_stand": "", "flight_fraction": "",
+                         "hip_flexion_peak": "rad"}
 """Unit of each metric, for the success rule in words."""
 
 DEFAULT_DISTANCE_M = 2.0
@@ -68,6 +71,12 @@ side-step at about 0.3-0.6 m/s, so 10 s of it covers 3 m or more; a forward walk
 ONE_LEG_FRACTION = 0.6
 """Share of the duration a stand on one leg must spend on that foot alone, near the start, without a fall: time to
 lift the leg and to put it down once to catch the balance is allowed (6 s of 10 s)."""
+HIGH_KNEES_DEG = 60.0
+"""Hip flexion (deg) both thighs must reach in their swings (`hip_flexion_peak`, a 90th percentile) for high knees or
+a march: well above a walk's 30-40° (people and both bodies), short of the thigh level (90°)."""
+FLIGHT_FRACTION = 0.05
+"""Share of the rollout with both feet off the ground that a run or a jog must have: a walk has none, people's jog
+about 10-30 %."""
 FACING_TURN_DEG = 30.0
 """How far (deg, either way) a sideways or diagonal travel may turn from its start heading: turning to face the
 course is walking forward, not sideways."""
@@ -122,9 +131,10 @@ class Task:
     larger is better; with a target the score is -|metric - target| and `success` is minus the tolerance."""
     spec: TaskSpec | None = None
     """The reading of the description the task was built from; None: the rules' reading (`understood`)."""
-    limits: tuple[tuple[str, float, float], ...] = ()
+    limits: tuple[tuple[str, float, float | None], ...] = ()
     """Further conditions of success, each (metric in METRICS, low, high) in metric units: the metric must end
-    within [low, high], e.g. ('heading_change', -0.52, 0.52) for a sideways walk that keeps facing ahead."""
+    within [low, high] (high None: no top), e.g. ('heading_change', -0.52, 0.52) for a sideways walk that keeps facing
+    ahead, ('flight_fraction', 0.05, None) for a run."""
 
     def __post_init__(self) -> None:
         if self.metric not in METRICS:
@@ -136,7 +146,7 @@ class Task:
         for name, low, high in self.limits:
             if name not in METRICS:
                 raise unknown_name("limit metric", name, METRICS)
-            if low > high:
+            if high is not None and low > high:
                 raise UserError(f"a task limit on {name} is empty: low {low} > high {high}")
         if self.target is not None and self.success > 0:
             raise UserError(f"a task with a target scores -|{self.metric} - target|: its success must be <= 0 "
@@ -205,7 +215,8 @@ class Task:
 
     def achieved(self, metrics: TaskMetrics) -> bool:
         """The success rule: the score reaches `success` and the body did not fall."""
-        within = all(low <= float(getattr(metrics, name)) <= high for name, low, high in self.limits)
+        within = all(low <= float(getattr(metrics, name)) <= (math.inf if high is None else high)
+                     for name, low, high in self.limits)
         return not metrics.fell and self.score(metrics) >= self.success and within
 
     def success_rule(self) -> str:
@@ -238,7 +249,8 @@ class Task:
                         start_speed=float(scene.get("start_speed", 0.0)), physics=Physics(**scene.get("physics", {})),
                         manipulation=Manipulation(**held) if held else None)
         spec = TaskSpec.from_dict(data["spec"]) if data.get("spec") is not None else None
-        limits = tuple((str(name), float(low), float(high)) for name, low, high in data.get("limits", ()))
+        limits = tuple((str(name), float(low), None if high is None else float(high))
+                       for name, low, high in data.get("limits", ()))
         return cls(**{**data, "scene": rebuilt, "spec": spec, "limits": limits})
 
 
@@ -248,9 +260,9 @@ def _shown(value: float, metric: str) -> str:
     return f"{math.degrees(value):.0f}°" if unit == " rad" else f"{value:g}{unit}"
 
 
-def _limit_words(metric: str, low: float, high: float) -> str:
+def _limit_words(metric: str, low: float, high: float | None) -> str:
     """A task limit in words: 'heading_change within ±30°', 'flight_fraction >= 0.05'."""
-    if math.isinf(high):
+    if high is None:
         return f"{metric} >= {_shown(low, metric)}"
     if low == -high:
         return f"{metric} within ±{_shown(high, metric)}"
@@ -401,11 +413,19 @@ def course_of(spec: TaskSpec) -> str:
     return f"{spec.direction}_{spec.lateral}"
 
 
-def limits_for(spec: TaskSpec) -> tuple[tuple[str, float, float], ...]:
+def limits_for(spec: TaskSpec) -> tuple[tuple[str, float, float | None], ...]:
     """The further conditions of success a spec asks for (`Task.limits`): a sideways or diagonal travel keeps
-    facing ahead (FACING_TURN_DEG either way)."""
+    facing ahead (FACING_TURN_DEG either way); high knees lift both thighs to HIGH_KNEES_DEG; a run or a jog has a
+    flight phase (FLIGHT_FRACTION)."""
     facing = math.radians(FACING_TURN_DEG)
-    return (("heading_change", -facing, facing),) if spec.lateral is not None else ()
+    limits: list[tuple[str, float, float | None]] = []
+    if spec.lateral is not None:
+        limits.append(("heading_change", -facing, facing))
+    if "high-knees" in spec.styles:
+        limits.append(("hip_flexion_peak", math.radians(HIGH_KNEES_DEG), None))
+    if spec.pace == "run":
+        limits.append(("flight_fraction", FLIGHT_FRACTION, None))
+    return tuple(limits)
 
 
 def canonical_for(spec: TaskSpec, terrain: str) -> str | None:

@@ -304,3 +304,21 @@ def test_the_critic_judges_a_stand_on_the_named_leg(left_alone, right_alone, gat
     assert finding.score == pytest.approx(one_leg_score)
     assert not finding.suggestions or finding.suggestions[0].term == "one_leg_stance"
     assert judgement.score <= 3.0 or not gated
+
+
+@pytest.mark.parametrize(("text", "descriptors", "check", "score"), [
+    ("jog forward", {"flight_fraction": 0.0}, "flight", 0.0),               # a 1.35 m/s walk: no flight
+    ("jog forward", {"flight_fraction": 0.03}, "flight", 0.6),              # 0.03 / 0.05
+    ("jog forward", {"flight_fraction": 0.12}, "flight", 1.0),
+    ("march in place with high knees", {"hip_flexion_peak_deg": 34.0}, "knee_height", 34.0 / 60.0),
+    ("march in place with high knees", {"hip_flexion_peak_deg": 66.0}, "knee_height", 1.0),
+])
+def test_the_critic_needs_a_flight_phase_for_a_jog_and_high_thighs_for_high_knees(text, descriptors, check, score):
+    base = {"duration_s": 10.0, "fell": False, "distance_m": 13.5, "speed_mps": 1.35, "lateral_drift_m": 0.0,
+            "heading_change_deg": 0.0, "steps": 20, "cadence_spm": 120.0, "stride_symmetry": 1.0}
+    if "march" in text:
+        base.update(distance_m=0.0, speed_mps=0.0)
+    judgement = judge(targets_from_description(text), {**base, **descriptors})
+    finding = next(f for f in judgement.findings if f.check == check)
+    assert finding.score == pytest.approx(score) and finding.weight > 0
+    assert judgement.success is False or score == 1.0  # short of either, never a success

@@ -588,3 +588,13 @@ def test_one_leg_stance_and_stance_balance_by_hand():
     np.testing.assert_allclose(L.stance_balance(f, stance="right", lead_s=0.3), [[-0.15] * 3])
     with pytest.raises(ValueError, match="stance must be one of left, right"):
         L.one_leg_stance(f, stance="both")
+
+
+def test_swing_hip_flexion_by_hand():
+    # Left foot in the air with the thigh at 0.6 rad: 0.6 / 1.2 = 0.5; right foot down: 0. Then both in the air,
+    # the left thigh at 1.5 rad (capped at 1.2: 1) and the right at -0.3 (behind: -0.25).
+    f = fake(1, 2, left_foot_contact=[[0, 0]], right_foot_contact=[[1, 0]], left_hip_flexion=[[0.6, 1.5]],
+             right_hip_flexion=[[0.9, -0.3]])
+    np.testing.assert_allclose(L.swing_hip_flexion(f, target=1.2), [[0.5, 0.75]])
+    with pytest.raises(ValueError, match="target must be > 0"):
+        L.swing_hip_flexion(f, target=0.0)

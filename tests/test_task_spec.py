@@ -41,6 +41,12 @@ LEFT = dict(distance=3.0, speed=0.3, heading_change=1.8, right_turn=-1.8, steps=
 RIGHT = dict(distance=3.0, speed=0.3, heading_change=-1.8, right_turn=1.8, steps=15, backward_distance=-3.0)
 MARCH = dict(distance=0.1, speed=0.01, steps=18, backward_distance=-0.1, stay_fraction=0.9, step_rate_in_place=1.8)
 """Stepping on the spot: 18 touchdowns in 10 s while the pelvis stays within 0.5 m."""
+JOG = dict(MARCH, flight_fraction=0.1)
+"""Jogging on the spot: the march with both feet off the ground 10 % of the time."""
+HIGH_JOG = dict(JOG, hip_flexion_peak=1.2)
+"""The jog with both thighs up to 69° (1.2 rad)."""
+HIGH_MARCH = dict(MARCH, hip_flexion_peak=1.1)
+"""The march with both thighs up to 63° (1.1 rad): a march lifts the knees (the spec reads it as high knees)."""
 
 
 def metrics(values: dict, **changes) -> TaskMetrics:
@@ -74,10 +80,12 @@ ROWS = [
      "left"),
     ("curve gently to the left", "heading_change", math.pi / 2, None, "turn_left", LEFT, RIGHT, 0, "left"),
     ("walk in a counterclockwise circle", "heading_change", math.pi / 2, None, "turn_left", LEFT, RIGHT, 1, "left"),
-    ("jog on the spot", "step_rate_in_place", 1.0, None, "step_in_place", MARCH, STILL, 0, None),
-    ("march in place", "step_rate_in_place", 1.0, None, "step_in_place", MARCH, FORWARD, 0, None),
+    ("jog on the spot", "step_rate_in_place", 1.0, None, "step_in_place", JOG, MARCH, 0, None),  # a march: no flight
+    ("march in place", "step_rate_in_place", 1.0, None, "step_in_place", HIGH_MARCH, MARCH, 0, None),
     ("step in place", "step_rate_in_place", 1.0, None, "step_in_place", MARCH, STILL, 0, None),
-    ("run on the spot with high knees", "step_rate_in_place", 1.0, None, "step_in_place", MARCH, FORWARD, 0, None),
+    ("run on the spot with high knees", "step_rate_in_place", 1.0, None, "step_in_place", HIGH_JOG, JOG, 0, None),
+    ("march in place with high knees", "step_rate_in_place", 1.0, None, "step_in_place", HIGH_MARCH,
+     dict(MARCH, hip_flexion_peak=0.6), 0, None),  # the knees of a walk (34°) are not high knees
     ("walk at 0.6 m/s", "speed", -0.12, 0.6, "walk", dict(FORWARD, speed=0.55), dict(FORWARD, speed=1.2), 1, None),
     ("walk slowly at 0.8 metres per second", "speed", -0.16, 0.8, "walk", dict(FORWARD, speed=0.9), FORWARD, 1, None),
     ("walk at 3 km/h", "speed", -0.167, 0.833, "walk", dict(FORWARD, speed=0.8), dict(FORWARD, speed=0.3), 1, None),
@@ -159,7 +167,8 @@ def _features(x: np.ndarray, height: np.ndarray, left: np.ndarray, right: np.nda
     zeros = np.zeros((b, t))
     arrays = {"time": np.broadcast_to(np.arange(t) * dt, (b, t)).copy(), "heading": zeros.copy(),
               "root_pos": np.stack([x, zeros, height], axis=-1), "root_height": height.copy(),
-              "nonfoot_contact": zeros.copy(), "left_foot_contact": left, "right_foot_contact": right}
+              "nonfoot_contact": zeros.copy(), "left_foot_contact": left, "right_foot_contact": right,
+              "left_hip_flexion": zeros.copy(), "right_hip_flexion": zeros.copy()}
     return Features(arrays, {"dt": dt, "standing_height": 1.0})
 
 
@@ -319,8 +328,8 @@ def test_run_prints_the_spec_it_understood_before_any_compute(capsys):
 
 @pytest.mark.parametrize(("text", "unread"), [
     ("walk to the left", ("left",)),                            # read as forward travel: the side is not
-    ("stand on your right leg", ("right leg",)),                # read as staying in place: the leg is not
-    ("balance on one leg", ("one leg",)),
+    ("kick with your right leg", ("kick with your right leg",)),  # no field holds a kick
+    ("hop on your right leg", ("hop on your right leg",)),      # a hop travels: a one-leg pose is a stand's
     ("hop forward", ("hop",)),                                  # travels, but nothing checks a hop
     ("walk, then stop and stand still", ("stop and stand still",)),  # "stand" overruled by "walk"
     ("walk in a counterclockwise circle", ("circle",)),        # a 90° turn, not a circle
@@ -366,10 +375,11 @@ def test_a_model_reader_lists_its_unread_phrases_and_they_round_trip():
 
 
 def test_the_understood_line_says_what_was_not_understood(capsys):
-    args = argparse.Namespace(task=None, description="stand on your right leg", body="humanoid", terrain="flat")
+    args = argparse.Namespace(task=None, description="stand on your right leg and kick", body="humanoid",
+                              terrain="flat")
     understand(args, task_from_description(args.description, "humanoid"), RunConfig())
     first = capsys.readouterr().out.splitlines()[0]
-    assert first == "understood: stay in place (read by rules); not understood: 'right leg'"
+    assert first == "understood: stand on the right leg (read by rules); not understood: 'kick'"
 
 
 @pytest.mark.parametrize(("text", "direction", "lateral"), [
@@ -445,3 +455,25 @@ def test_a_stand_on_one_leg_counts_time_on_that_foot_alone_near_the_start():
     assert [r.left_leg_stand for r in m] == [0.0, 0.0, 0.0] and [r.one_leg_stand for r in m] == [0.75, 0.25, 0.3]
     swapped = batch_metrics(_features(x, height, right, left))  # the same on the other foot
     assert [r.left_leg_stand for r in swapped] == [0.75, 0.25, 0.3]
+
+
+def test_flight_and_hip_flexion_peak_by_hand():
+    t = np.arange(20)  # 2 s at 0.1 s
+    left = np.stack([(t % 4 < 2).astype(float), np.ones(20)])   # row 0 runs: down 2 samples, up 2
+    right = np.stack([((t + 1) % 4 < 2).astype(float), np.ones(20)])
+    height = np.ones((2, 20))
+    height[0, 10:] = 0.5  # row 0 falls at sample 10
+    features = _features(np.zeros((2, 20)), height, left, right)
+    hips = {"left_hip_flexion": np.tile(np.linspace(0.0, 1.9, 20), (2, 1)),  # 0.1 rad a sample
+            "right_hip_flexion": np.full((2, 20), 0.5)}
+    features = Features({**{k: features[k] for k in features}, **hips}, features.scalars)
+    m = batch_metrics(features)
+    # Row 0: both feet up where t % 4 == 2 (left up at 2, 3; right up at 1, 2): samples 2 and 6 before the fall at
+    # 10, 2 of 20. Row 1 never leaves the ground.
+    assert [r.flight_fraction for r in m] == [0.1, 0.0]
+    # Row 0: the left hip over samples 0-9 (0-0.9 rad), 90th percentile 0.81, the right 0.5: the lower is 0.5.
+    # Row 1: the left over all 20 samples, 90th percentile 1.71; the right 0.5 again.
+    assert [r.hip_flexion_peak for r in m] == pytest.approx([0.5, 0.5])
+    hips["right_hip_flexion"] = np.full((2, 20), 1.8)
+    m = batch_metrics(Features({**{k: features[k] for k in features}, **hips}, features.scalars))
+    assert [r.hip_flexion_peak for r in m] == pytest.approx([0.81, 1.71])

@@ -75,6 +75,12 @@ class TaskMetrics:
     """The same on the right foot alone."""
     one_leg_stand: float = 0.0
     """The larger of left_leg_stand and right_leg_stand: on one leg, either."""
+    flight_fraction: float = 0.0
+    """Fraction of the duration (0-1) with both feet off the ground before the body fell: the flight phase that
+    makes a run or a jog (a walk has none)."""
+    hip_flexion_peak: float = 0.0
+    """The lower over both legs of each leg's 90th-percentile hip flexion before the body fell (rad): how high both
+    thighs come up in their swings (people walking: about 0.35-0.45; high knees: 1.0 or more)."""
 
     object_position_error_cm: float = 0.0
     """Manipulation: distance of the object's reference point (cube centre, bottle mouth) from its goal at the end
@@ -144,6 +150,30 @@ def stance_metrics(features: Features) -> dict[str, np.ndarray]:
     return {"left_leg_stand": left, "right_leg_stand": right, "one_leg_stand": np.maximum(left, right)}
 
 
+def before_fall(features: Features) -> np.ndarray:
+    """[B, T] True at the samples before the first fall sign (all of them without a fall)."""
+    falls = fall_mask(features)
+    first = np.where(falls.any(axis=1), np.argmax(falls, axis=1), falls.shape[1])
+    return np.arange(falls.shape[1]) < first[:, None]
+
+
+def flight_fraction(features: Features) -> np.ndarray:
+    """[B] fraction of the samples with neither foot on the ground, before any fall."""
+    flight = (features.left_foot_contact == 0) & (features.right_foot_contact == 0) & before_fall(features)
+    return flight.mean(axis=1)
+
+
+def hip_flexion_peak(features: Features, percentile: float = 90.0) -> np.ndarray:
+    """[B] the lower over both legs of each leg's `percentile` hip flexion before any fall (rad); 0 for a body that
+    fell at once. A percentile, not the maximum: one kick is not a march."""
+    kept = before_fall(features)
+    rows = kept.any(axis=1)  # a row that fell at once has no samples to take a percentile of
+    peaks = np.zeros((2, kept.shape[0]))
+    for leg, hip in enumerate((features.left_hip_flexion, features.right_hip_flexion)):
+        peaks[leg, rows] = np.nanpercentile(np.where(kept, hip, np.nan)[rows], percentile, axis=1)
+    return peaks.min(axis=0)
+
+
 COURSES: dict[str, tuple[float, float]] = {
     "sideways_left": (0.0, 1.0), "sideways_right": (0.0, -1.0),
     "forward_left": (np.sqrt(0.5), np.sqrt(0.5)), "forward_right": (np.sqrt(0.5), -np.sqrt(0.5)),
@@ -195,7 +225,8 @@ def batch_metrics(features: Features) -> list[TaskMetrics]:
     stay = held_steps(features, STAY_RADIUS_M) / time.shape[1]
     step_rate = steps_in_place(features, STEP_RADIUS_M) / duration
     objects = object_metrics(features)
-    courses = {**course_metrics(displacement[:, :2]), **stance_metrics(features)}
+    courses = {**course_metrics(displacement[:, :2]), **stance_metrics(features),
+               "flight_fraction": flight_fraction(features), "hip_flexion_peak": hip_flexion_peak(features)}
     return [
         TaskMetrics(duration=float(duration[b]), distance=float(displacement[b, 0]),
                     speed=float(displacement[b, 0] / duration[b]),

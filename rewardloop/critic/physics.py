@@ -90,6 +90,8 @@ def physics_descriptors(features: Features, metrics: TaskMetrics, *, index: int 
         "lateral_drift_m": round(metrics.lateral_drift, 3),
         "heading_change_deg": round(float(np.degrees(metrics.heading_change)), 1), "steps": metrics.steps,
         "left_leg_stand": round(metrics.left_leg_stand, 3), "right_leg_stand": round(metrics.right_leg_stand, 3),
+        "flight_fraction": round(metrics.flight_fraction, 3),
+        "hip_flexion_peak_deg": round(float(np.degrees(metrics.hip_flexion_peak)), 1),
     }
     if "goal_distance" in features:
         objects = object_descriptors(features.slice(slice(index, index + 1)), metrics)
@@ -111,6 +113,8 @@ DESCRIPTOR_MEANINGS: dict[str, str] = {
     "steps": "foot touchdowns, both feet",
     "left_leg_stand": "fraction of the motion on the left foot alone, near the start, before any fall",
     "right_leg_stand": "fraction of the motion on the right foot alone, near the start, before any fall",
+    "flight_fraction": "fraction of the motion with both feet off the ground (a run's flight phase), before any fall",
+    "hip_flexion_peak_deg": "how high both thighs come up: the lower leg's 90th-percentile hip flexion (degrees)",
     "trunk_pitch_deg": "mean torso lean, + = forward (degrees)",
     "trunk_roll_deg": "mean torso lean sideways, + = left (degrees)",
     "trunk_tilt_max_deg": "largest torso angle from vertical (degrees)",
@@ -185,6 +189,8 @@ class Targets:
     """Stand or balance without travelling."""
     step_in_place: bool = False
     """Step without travelling ("jog on the spot"): judge the stepping, not the progress."""
+    run: bool = False
+    """A run or a jog: a flight phase asked for (both feet off the ground between steps)."""
     stance_leg: str | None = None
     """A balance pose on one leg: the leg stood on ('left', 'right' or 'either'); None on both feet."""
     lateral: str | None = None
@@ -214,7 +220,7 @@ def targets_from_spec(spec: TaskSpec) -> Targets:
         straight_line=spec.straight_line or (spec.locomotion and spec.turn is None and spec.lateral is None),
         efficient=spec.efficient, symmetric=spec.symmetric, styles=spec.styles, understood=spec.understood,
         stay_in_place=spec.stay_in_place, step_in_place=spec.step_in_place, lateral=spec.lateral,
-        stance_leg=spec.stance_leg)
+        stance_leg=spec.stance_leg, run=spec.pace == "run")
 
 
 def targets_from_description(description: str) -> Targets:

@@ -33,6 +33,11 @@ ONE_LEG_GATE = 0.2
 on both feet (or the other one)."""
 ONE_LEG_FULL = 0.6
 """Share on that foot alone that scores full marks (the tasks' success rule, `tasks.ONE_LEG_FRACTION`)."""
+FLIGHT_FULL = 0.05
+"""Share of the motion with both feet off the ground that scores a run or a jog full marks (`tasks.FLIGHT_FRACTION`):
+without a flight phase it is a walk, whatever its speed."""
+HIGH_KNEES_FULL_DEG = 60.0
+"""Hip flexion (deg, `hip_flexion_peak_deg`) that scores high knees full marks (`tasks.HIGH_KNEES_DEG`)."""
 FACING_CAP_DEG = 45.0
 """Turn (deg, either way) that caps a sideways or diagonal travel at NO_PROGRESS_CAP: it turned to face the way and
 walked there forward (the tasks' success rule allows `tasks.FACING_TURN_DEG`)."""
@@ -177,7 +182,7 @@ def _one_leg(t: Targets, d: Descriptors) -> Finding:
         return Finding("one_leg", 1.0, 0.0)
     share = one_leg_share(t, d)
     score = float(np.clip(share / ONE_LEG_FULL, 0.0, 1.0))
-    if score >= 0.8:
+    if score >= 1.0:
         return Finding("one_leg", score, 3.0)
     stance = "left" if t.stance_leg == "either" else t.stance_leg
     return Finding("one_leg", score, 3.0, Issue("feet", f"on {_leg_words(t)} alone {share:.0%} of the time, wanted "
@@ -185,7 +190,37 @@ def _one_leg(t: Targets, d: Descriptors) -> Finding:
         Suggestion("one_leg_stance", "add", "reward standing on that foot with the other lifted",
                    {"stance": stance, "lift": 0.1}),
         Suggestion("stance_balance", "add", "keep the capture point over the stance foot", {"stance": stance}),
-        Suggestion("capture_point", "remove", "it accepts the body between both feet")))
+        Suggestion("capture_point", "remove", "it accepts the body between both feet")), meets=share >= ONE_LEG_FULL)
+
+
+def _flight(t: Targets, d: Descriptors) -> Finding:
+    """A run or a jog has a flight phase: the share of the motion with both feet off the ground."""
+    if not t.run:
+        return Finding("flight", 1.0, 0.0)
+    flight = _num(d, "flight_fraction", 0.0)
+    score = float(np.clip(flight / FLIGHT_FULL, 0.0, 1.0))
+    if score >= 1.0:
+        return Finding("flight", score, 3.0)
+    return Finding("flight", score, 3.0, Issue("feet", f"both feet off the ground {flight:.0%} of the time: a walk, "
+                                                       "not a run"), (
+        Suggestion("feet_air_time", "increase", "longer swings leave both feet in the air between steps"),
+        Suggestion("cadence", "add", "run at a quicker step rate", {"target": 2.8})), meets=flight >= FLIGHT_FULL)
+
+
+def _knee_height(t: Targets, d: Descriptors) -> Finding:
+    """High knees (or a march): how high both thighs come up."""
+    if "high-knees" not in t.styles:
+        return Finding("knee_height", 1.0, 0.0)
+    peak = _num(d, "hip_flexion_peak_deg", 0.0)
+    score = float(np.clip(peak / HIGH_KNEES_FULL_DEG, 0.0, 1.0))
+    if score >= 1.0:
+        return Finding("knee_height", score, 2.0)
+    return Finding("knee_height", score, 2.0, Issue("knees", f"thighs come up {peak:.0f}°, high knees need about "
+                                                             f"{HIGH_KNEES_FULL_DEG:.0f}°"), (
+        Suggestion("swing_hip_flexion", "add", "lift each swinging thigh higher",
+                   {"target": round(float(np.radians(HIGH_KNEES_FULL_DEG + 10.0)), 2)}),
+        Suggestion("joint_posture", "decrease", "it pulls the hips back to neutral")),
+                   meets=peak >= HIGH_KNEES_FULL_DEG)
 
 
 def _fall(t: Targets, d: Descriptors) -> Finding:
@@ -376,7 +411,8 @@ def _effort(t: Targets, d: Descriptors) -> Finding:
 
 
 CHECKS: dict[str, Callable[[Targets, Descriptors], Finding]] = {
-    "fall": _fall, "speed": _progress, "facing": _facing, "one_leg": _one_leg, "turn": _turn, "straight": _straight,
+    "fall": _fall, "speed": _progress, "facing": _facing, "one_leg": _one_leg, "flight": _flight,
+    "knee_height": _knee_height, "turn": _turn, "straight": _straight,
     "upright": _upright, "knees": _knees, "clearance": _clearance, "stepping": _stepping, "still": _still,
     "effort": _effort,
 }

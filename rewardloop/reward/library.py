@@ -180,6 +180,17 @@ def stance_balance(f: FeatureLike, *, stance: str = "left", lead_s: float = 0.3)
     return -np.linalg.norm(point - np.asarray(f[f"{stance}_foot_pos"])[..., :2], axis=-1)
 
 
+def swing_hip_flexion(f: FeatureLike, *, target: float = 1.2) -> np.ndarray:
+    """Σ over legs of (1 - foot contact) × min(hip_flexion, target) / target (0-2): each swinging thigh lifted
+    toward `target` rad (high knees, a march: 1.0-1.4; a walk's swing peaks near 0.4-0.6)."""
+    _check(target > 0, f"target must be > 0 rad, got {target}")
+    total = np.zeros(np.shape(f["left_foot_contact"]))
+    for side in SIDES:
+        lifted = np.minimum(np.asarray(f[f"{side}_hip_flexion"]), target) / target
+        total += (1.0 - np.asarray(f[f"{side}_foot_contact"])) * lifted
+    return total
+
+
 def feet_follow(f: FeatureLike) -> np.ndarray:
     """-|mean forward speed of the feet - forward speed of the CoM| (m/s), along x: the feet keep up by stepping."""
     left, right = _both(f, "foot_vel")
@@ -684,6 +695,7 @@ TERMS: dict[str, LibraryTerm] = {
         _term(capture_point, "m", "-", ("com_pos", "com_vel", "heading", *_FOOT)),
         _term(one_leg_stance, "-", "+", _FOOT, {"stance": SIDES}),
         _term(stance_balance, "m", "-", ("com_pos", "com_vel", *_FOOT), {"stance": SIDES}),
+        _term(swing_hip_flexion, "-", "+", (*_JOINT, *_CONTACT)),
         _term(feet_follow, "m/s", "-", ("com_vel", *_FOOT)),
         _term(feet_crossing, "m", "-", ("heading", *_FOOT)),
         _term(forward_velocity, "m/s", "+", ("forward_vel",)),
