@@ -9,7 +9,8 @@ strays more than `--heading-limit` degrees from +x, or whose centre of mass adva
 second, counts as fallen there; each candidate is also tried under `--noise-draws` draws of `--noise` relative
 parameter noise (a gait the planner steers must tolerate small changes). It starts from the body's shipped gait (or
 the tracker's Froude-scaled defaults with --from-defaults) and writes the found gait, with the command, wall time,
-date, commit and its own trial's figures, to rewardloop/control/gaits/BODY.json (or --out). Minutes per body.
+date, commit and its own trial's figures, to rewardloop/control/gaits/BODY.json (or --out), and appends that record
+to benchmarks/results/robot_gaits.json. Minutes per body.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from rewardloop.reward.canonical import canonical
 from rewardloop.sim.scene import Scene, compile_scene
 
 GAITS = Path(__file__).parent.parent / "rewardloop" / "control" / "gaits"
+RESULTS = Path(__file__).parent / "results" / "robot_gaits.json"
 
 
 def search_settings(args: argparse.Namespace) -> SearchConfig:
@@ -80,6 +82,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("the search returned no policy")
     trajectory.policy.save(out, found_by=record)
     print(json.dumps(record), flush=True)
+    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
+    previous["runs"].append({"body": args.body, "out": str(out), **record})
+    RESULTS.write_text(json.dumps(previous, indent=1) + "\n")
     return 0
 
 
