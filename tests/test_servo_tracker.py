@@ -1,6 +1,6 @@
 """The servo tracker: people's joint curves on a phase clock as joint-position servo targets, for the robots.
 
-Rollouts are short (at most 1.5 s of simulated time, one row)."""
+Rollouts are short (at most 2 s of simulated time, one row)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ from rewardloop.control.controllers.servo_tracker import (
     froude_space,
     leg_targets,
 )
+from rewardloop.control.metrics import batch_metrics
+from rewardloop.control.search.policy import shipped_gait
 from rewardloop.errors import UserError
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import Scene, compile_scene
@@ -120,3 +122,15 @@ def test_the_standing_feet_point_along_the_heading(robot):
         sensed = sim.sense(robot.initial_state[None])[0]
     sensors = make_controller("servo_tracker", robot).layout.sensors
     assert abs(foot_yaw(sensed, sensors, 0)) < 0.05 and abs(foot_yaw(sensed, sensors, 1)) < 0.05
+
+
+def test_the_shipped_berkeley_gait_walks_off_from_rest_on_its_heading():
+    # Measured 2026-12-07: 0.64 m ahead at 2 s, heading +0.07 rad, the first fall at 5.4 s (the planner keeps it up).
+    scene = compile_scene(Scene("berkeley_humanoid", start_speed=0.0))
+    controller = make_controller("servo_tracker", scene)
+    gait = shipped_gait("berkeley_humanoid")
+    assert gait is not None
+    with Simulator(scene, nthread=1) as sim:
+        rollouts = run_controller(sim, controller, gait.vector(controller)[None], nstep=round(2.0 / scene.dt))
+    metrics = batch_metrics(rollouts.features(scene))[0]
+    assert not metrics.fell and metrics.distance > 0.4 and abs(metrics.heading_change) < 0.3
