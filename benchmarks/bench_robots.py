@@ -1,6 +1,7 @@
 """Walking on the robots: 10-s motions of the gait planner (the servo tracker steered against the reward) from rest.
 
     .venv/bin/python benchmarks/bench_robots.py --bodies berkeley_humanoid --asks walk --seeds 0 1 2
+    .venv/bin/python benchmarks/bench_robots.py --asks walk --planner samples=32   # the gait planner's settings changed
 
 Each (body, ask, seed) is one `rewardloop optimize --body BODY --reward ASK --start-speed 0 --duration 10 --seed
 SEED`: distance, speed, fall, wall time, steps, and the knee flexion at mid-stance (the middle of each single-foot
@@ -11,6 +12,7 @@ command, commit, date and machine. It is a benchmark, not a test: minutes per bo
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -21,8 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from rewardloop.control.defaults import default_config
+from rewardloop.control.defaults import default_config, receding_changed
 from rewardloop.control.optimizer import optimize
+from rewardloop.control.planners.gait_planning import planner_settings
 from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.features import Features
@@ -47,19 +50,22 @@ def knee_mid_stance(features: Features) -> float:
     return float(np.mean(values)) if values else float("nan")
 
 
-def run_one(body: str, ask: str, seed: int) -> dict[str, object]:
-    """One 10-s motion from rest with the body's default optimizer; its figures."""
+def run_one(body: str, ask: str, seed: int, planner: list[str]) -> dict[str, object]:
+    """One 10-s motion from rest with the body's default optimizer, its gait planner's settings changed by
+    `planner` (NAME=VALUE items of RecedingConfig); its figures."""
     name = "walk" if ask == "walk_slow" else ask
     scene = compile_scene(Scene(body=body, start_speed=0.0))
     reward = load_reward(canonical(name, **ASKS[ask]), trusted=True)
     config = default_config(scene, duration_s=10.0)
+    if planner:
+        config = dataclasses.replace(config, gait_planner=receding_changed(planner_settings(config, scene), planner))
     trajectory = optimize(scene, reward, config, seed=seed)
     m = trajectory.metrics
     return {"body": body, "ask": ask, "seed": seed, "optimizer": config.kind, "distance_m": round(m.distance, 3),
             "speed_m_s": round(m.speed, 3), "fell": m.fell, "fall_time_s": m.fall_time, "steps": m.steps,
             "heading_change_rad": round(m.heading_change, 3), "lateral_drift_m": round(m.lateral_drift, 3),
             "knee_mid_stance_rad": round(knee_mid_stance(trajectory.rollouts.features(scene)), 3),
-            "wall_time_s": round(trajectory.wall_time_s, 1),
+            "wall_time_s": round(trajectory.wall_time_s, 1), "planner": " ".join(planner),
             "command": f"rewardloop optimize --body {body} --reward {name} --start-speed 0 --duration 10 "
                        f"--seed {seed}" + (" (speed 0.4 m/s)" if ask == "walk_slow" else "")}
 
@@ -69,12 +75,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bodies", nargs="+", default=["berkeley_humanoid"])
     parser.add_argument("--asks", nargs="+", default=["walk"], choices=list(ASKS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--planner", nargs="+", default=[], metavar="NAME=VALUE",
+                        help="changes to the gait planner's settings (RecedingConfig fields, e.g. samples=32)")
     args = parser.parse_args(argv)
     rows = []
     for body in args.bodies:
         for ask in args.asks:
             for seed in args.seeds:
-                rows.append(run_one(body, ask, seed))
+                rows.append(run_one(body, ask, seed, args.planner))
                 print(json.dumps(rows[-1]), flush=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     record = {"date": datetime.date.today().isoformat(), "commit": commit,
