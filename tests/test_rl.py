@@ -16,7 +16,7 @@ from rewardloop.cli import main
 from rewardloop.reward import load_reward
 from rewardloop.reward.program import RewardProgram
 from rewardloop.rl.env import EnvConfig, RobotEnv
-from rewardloop.rl.policy import TrainedPolicy, export_onnx, save_policy
+from rewardloop.rl.policy import TrainedPolicy, export_onnx, run_policy, save_policy
 from rewardloop.rl.randomize import Randomization
 from rewardloop.rl.train import TrainConfig, Trainer
 from rewardloop.sim.rollout import Simulator
@@ -208,6 +208,13 @@ def test_a_saved_policy_acts_as_the_actor_and_its_onnx_export_matches(tmp_path):
     assert export_onnx(policy, folder, check_obs=obs) < 1e-4
     assert (folder / "policy.onnx").stat().st_size > 10_000
     assert policy.config == config
+    run = run_policy(policy, seconds=0.3, copies=2, randomization=Randomization(), seed=3)
+    assert run.rollouts.batch_shape == (2, 15 * 10)  # 15 actions of 10 physics steps
+    features = run.rollouts.features(compile_scene(Scene("berkeley_humanoid")))
+    np.testing.assert_allclose(features.time[:, 0], 0.0)
+    up = np.isnan(run.fall_s)  # a copy that stayed up travelled what its pelvis says
+    np.testing.assert_allclose(run.distance[up], (features.root_pos[up, -1, 0] - features.root_pos[up, 0, 0]),
+                               atol=0.02)
 
 
 def test_the_train_command_trains_resumes_and_writes_the_policy(tmp_path, capsys):

@@ -86,11 +86,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     print(f"training {config.body} on {args.reward}: {config.iterations} iterations of "
           f"{config.env.num_envs} x {config.env.block_steps} steps, command {config.env.command_speed:.2f} m/s")
     with Trainer(config, out=out) as trainer:
-        trainer.run(progress=_progress(config.iterations))
+        result = trainer.run(progress=_progress(config.iterations),
+                             max_seconds=args.minutes * 60 if args.minutes else None)
         folder = save_policy(trainer.alg.get_policy(), config, trainer.env.obs_layout(), out / "policy")
         obs = trainer.env.observe()
     mismatch = export_onnx(TrainedPolicy.load(folder), folder, check_obs=obs)
     print(f"policy: {folder} (ONNX matches torch within {mismatch:.1e})")
+    if len(result.curve) < config.iterations:
+        print(f"stopped after --minutes {args.minutes:g} at iteration {len(result.curve)}/{config.iterations}; "
+              f"the same command resumes")
     return 0
 
 
@@ -104,4 +108,5 @@ def register(add: AddCommand) -> None:
     train.add_argument("--envs", type=int, default=64, help="copies stepped together")
     train.add_argument("--speed", type=float, help="commanded forward speed (m/s); default: the reward's")
     train.add_argument("--randomize", action="store_true", help="MotionVL's domain randomization")
+    train.add_argument("--minutes", type=float, help="stop after this much training (resume later); default: none")
     train.add_argument("--seed", type=int, default=0)

@@ -30,6 +30,7 @@ import mujoco.rollout
 import numpy as np
 
 from rewardloop.errors import UserError
+from rewardloop.reward import TrustedReward
 from rewardloop.rl import randomize
 from rewardloop.rl.blocks import BlockResult, RewardBlocks, RewardCall
 from rewardloop.rl.randomize import Randomization
@@ -115,7 +116,7 @@ class _Episode:
 class RobotEnv:
     """`config.num_envs` copies of a servo-driven scene with a reward program. Call `close` (or use `with`)."""
 
-    def __init__(self, scene: CompiledScene, reward: RewardCall, config: EnvConfig):
+    def __init__(self, scene: CompiledScene, reward: RewardCall | None, config: EnvConfig):
         self.scene, self.config, self.model = scene, config, scene.model
         self._check_servos()
         self.decimation = _decimation(config.control_dt, scene.dt)
@@ -130,8 +131,9 @@ class RobotEnv:
         shared = config.randomization is None
         self.models = [self.model] * self.num_envs if shared else [copy.copy(self.model) for _ in range(self.num_envs)]
         context = round(config.reward_context_s / scene.dt)
+        threads = nthread if isinstance(reward, TrustedReward) else 1  # a sandbox worker takes one call at a time
         self.blocks = RewardBlocks(scene, reward, num_envs=self.num_envs, block_steps=config.block_steps,
-                                   decimation=self.decimation, context=context)
+                                   decimation=self.decimation, context=context, threads=threads)
         self.reset()
 
     def _check_servos(self) -> None:
@@ -301,8 +303,9 @@ class RobotEnv:
         self.rng.bit_generator.state = snapshot["rng"]  # type: ignore[assignment]  # the dict bit_generator gave
 
     def close(self) -> None:
-        """Shut the physics threads down."""
+        """Shut the physics and reward threads down."""
         self._pool.close()
+        self.blocks.close()
 
     def __enter__(self) -> RobotEnv:
         return self

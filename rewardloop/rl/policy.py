@@ -7,6 +7,7 @@ network for deployment; `export_onnx` checks onnxruntime's actions against torch
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 from dataclasses import dataclass
@@ -18,7 +19,11 @@ import torch
 from rsl_rl.models import MLPModel
 
 from rewardloop.errors import UserError
+from rewardloop.rl.env import RobotEnv
+from rewardloop.rl.randomize import Randomization
 from rewardloop.rl.train import TrainConfig
+from rewardloop.sim.rollout import Rollouts
+from rewardloop.sim.scene import Scene, compile_scene
 
 META, TORCH_FILE, ONNX_FILE = "policy.json", "policy.pt", "policy.onnx"
 ONNX_TOLERANCE = 1e-4
@@ -83,3 +88,46 @@ def export_onnx(policy: TrainedPolicy, folder: Path, *, check_obs: np.ndarray) -
         path.unlink()
         raise UserError(f"the ONNX export's actions differ from torch's by {error:.2e} (> {ONNX_TOLERANCE}); not kept")
     return error
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    """A deterministic policy run from the standing start, each copy until its first fall or the end. Arrays are
+    over the B copies."""
+
+    seconds: float
+    """The run's length (s)."""
+    fall_s: np.ndarray
+    """[B] time of the first fall (s); NaN for a copy that stayed up."""
+    distance: np.ndarray
+    """[B] pelvis travel along +x until the fall or the end (m)."""
+    rollouts: Rollouts
+    """The physics of the whole run, [B, T, ·] (copies that fell restarted standing and went on)."""
+
+    @property
+    def speed(self) -> np.ndarray:
+        """[B] mean speed along +x until the fall or the end (m/s)."""
+        return self.distance / np.where(np.isnan(self.fall_s), self.seconds, self.fall_s)
+
+
+def run_policy(policy: TrainedPolicy, *, seconds: float, copies: int = 4,
+               randomization: Randomization | None = None, seed: int = 0) -> PolicyRun:
+    """Run `policy` on its body for `seconds` in `copies` copies (MotionVL's randomization when given)."""
+    steps = max(1, round(seconds / policy.config.env.control_dt))
+    env_config = dataclasses.replace(policy.config.env, num_envs=copies, randomization=randomization, seed=seed,
+                                     episode_s=seconds + 1.0, block_steps=steps)  # the block keeps the whole run
+    scene = compile_scene(Scene(policy.config.body))
+    fall_s, distance = np.full(copies, np.nan), np.zeros(copies)
+    root_x = 1 + scene.model.jnt_qposadr[scene.model.body(scene.body.root).jntadr[0]]  # state: time, qpos, ...
+    with RobotEnv(scene, None, env_config) as env:
+        obs, start_x = env.observe(), env.state[:, root_x].copy()
+        for step in range(steps):
+            up = np.isnan(fall_s)
+            distance[up] = (env.state[:, root_x] - start_x)[up]
+            result = env.step(policy.act(obs))
+            fell = result.dones & ~result.time_outs & up
+            fall_s[fell] = (step + 1) * env_config.control_dt
+            obs = result.obs
+        before, sensors, control = env.blocks.recorded()
+    after = np.concatenate([before[:, 1:], env.state[:, None]], axis=1)
+    return PolicyRun(seconds, fall_s, distance, Rollouts(before[:, 0].copy(), after, sensors.copy(), control.copy()))

@@ -201,10 +201,14 @@ class Trainer:
     def _tensors(self, obs: np.ndarray) -> TensorDict:
         return TensorDict({"policy": torch.as_tensor(obs)}, batch_size=[obs.shape[0]])
 
-    def run(self, progress: Callable[[IterationRecord], None] | None = None) -> TrainResult:
-        """Iterate until config.steps env steps, checkpointing as configured; resumes where the curve ends."""
-        every = self.config.checkpoint_every
+    def run(self, progress: Callable[[IterationRecord], None] | None = None, *,
+            max_seconds: float | None = None) -> TrainResult:
+        """Iterate until config.steps env steps, checkpointing as configured; resumes where the curve ends. With
+        `max_seconds`, stop after the iteration that passes it (the checkpoint lets a later call go on)."""
+        every, start = self.config.checkpoint_every, time.perf_counter()
         while len(self.curve) < self.config.iterations:
+            if max_seconds is not None and time.perf_counter() - start > max_seconds:
+                break
             record = self.iterate()
             if progress is not None:
                 progress(record)
