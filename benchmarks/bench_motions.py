@@ -9,9 +9,12 @@ Each row is a description (`tasks.task_from_description`: its scene, which start
 its metric, success rule and canonical reward). The optimizer is the one `rewardloop optimize` picks for that
 scene (`control.defaults.default_config`: the gait planner where the body's gaits start from rest, posture MPPI
 with the stepping settings where they do not, the standing settings for a stand), one thread, as the loop runs each
-candidate. Reported per body, row and seed: the pelvis displacement forward and to the left, the heading change,
-falls, steps, the task metric, whether the success rule holds, the builtin critic's score and success, and the wall
-time. Rows are appended to the --json file as they finish, so an interrupted run keeps what it measured.
+candidate. For a sideways walk that is not yet the loop's own pick: `loop.run.body_optimizer` counts only forward,
+backward and in-place motions as steps, and sends a sideways one to posture MPPI without the stepping settings.
+Reported per body, row and seed: the pelvis displacement forward and to the left, the heading change, the time on one
+foot alone, the flight phase, the hip flexion peak, falls, steps, the task metric, whether the success rule holds,
+the builtin critic's score and success, and the wall time. Rows are appended to the --json file as they finish, so
+an interrupted run keeps what it measured.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ ROWS = {
     "diagonal-backward-right": "walk diagonally backward and to the right",
     "stand-right-leg": "stand on your right leg",
     "stand-left-leg": "balance on the left foot",
+    "high-knees-in-place": "march in place with high knees",
+    "jog-forward": "jog forward",
+    "jog-in-place": "jog on the spot",
 }
 """Row -> description (flat ground)."""
 
@@ -49,6 +55,9 @@ def measure(task: Task, trajectory: Any, scene: Any) -> dict[str, Any]:
     critique = apply_gates(critique, task.description, observation.descriptors, observation.gait, task.spec)
     return {"forward_m": round(metrics.distance, 3), "left_m": round(metrics.lateral_drift, 3),
             "left_leg_stand": round(metrics.left_leg_stand, 3), "right_leg_stand": round(metrics.right_leg_stand, 3),
+            "flight_fraction": round(metrics.flight_fraction, 3),
+            "hip_flexion_peak_deg": round(math.degrees(metrics.hip_flexion_peak), 1),
+            "step_rate_in_place": round(metrics.step_rate_in_place, 2),
             "heading_change_deg": round(math.degrees(metrics.heading_change), 1), "fell": metrics.fell,
             "fall_time": metrics.fall_time, "steps": metrics.steps, "metric": task.metric,
             "metric_value": round(task.value(metrics), 3), "success_rule": task.success_rule(),
@@ -63,7 +72,9 @@ def run_row(body: str, row: str, seed: int, duration_s: float) -> dict[str, Any]
     if program is None:
         raise UserError(f"{ROWS[row]!r} has no canonical reward")
     scene = compile_scene(task.scene)
-    config = default_config(scene, duration_s=duration_s, nthread=1, standing=task.understood.stay_in_place)
+    standing = task.understood.stay_in_place  # as `rewardloop optimize --standing` and the loop: posture MPPI
+    config = default_config(scene, kind="mppi" if standing else None, duration_s=duration_s, nthread=1,
+                            standing=standing)
     trajectory = optimize(scene, program.evaluate_trusted, config, seed=seed)
     return {"body": body, "row": row, "description": ROWS[row], "seed": seed, "optimizer": config.kind,
             "reward": task.canonical, "understood": task.understood.describe(), **measure(task, trajectory, scene)}
@@ -75,23 +86,24 @@ def main() -> None:
     parser.add_argument("--rows", nargs="+", default=list(ROWS))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--duration", type=float, default=10.0, help="seconds of motion")
-    parser.add_argument("--json", required=True, help="file the rows are appended to, each run with its provenance")
+    parser.add_argument("--json", required=True, help="file the rows are appended to; `runs` lists each run's "
+                        "provenance and a row's `run` its index there")
     args = parser.parse_args()
     for row in args.rows:
         if row not in ROWS:
             raise unknown_name("row", row, ROWS)
     path = Path(args.json)
-    runs = json.loads(path.read_text())["runs"] if path.exists() else []
+    result = json.loads(path.read_text()) if path.exists() else {"runs": [], "rows": []}
     command = "benchmarks/bench_motions.py " + " ".join(
         f"--{k} {' '.join(map(str, v)) if isinstance(v, list) else v}" for k, v in vars(args).items() if k != "json")
-    runs.append({**provenance(command), "rows": []})
+    run = provenance(command)
+    result = {**result, **run, "runs": [*result["runs"], run]}  # the file's provenance: its latest run's
     for body in args.bodies:
         for row in args.rows:
             for seed in args.seeds:
-                runs[-1]["rows"].append(run_row(body, row, seed, args.duration))
-                print(json.dumps(runs[-1]["rows"][-1]), flush=True)
-                path.write_text(json.dumps({"runs": runs}, indent=1) + "\n")  # every finished row kept
-
+                result["rows"].append({"run": len(result["runs"]) - 1, **run_row(body, row, seed, args.duration)})
+                print(json.dumps(result["rows"][-1]), flush=True)
+                path.write_text(json.dumps(result, indent=1) + "\n")  # every finished row kept
 
 if __name__ == "__main__":
     run_script(main, "bench_motions.py")

@@ -182,6 +182,28 @@ def manipulation_table(names: Sequence[str], root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
+def motions_table(name: str, root: Path = ROOT) -> str:
+    """Markdown: the motions beyond walking forward (bench_motions.py), one line per body and description over its
+    seeds and run, under the provenance of each run of the file."""
+    result = read_result(name, root)
+    lines = [f"- run {i}: {provenance_line(name, run)}" for i, run in enumerate(result["runs"])]
+    lines += ["", "| body | description | run | seeds | optimizer | success rule | met | metric | heading change (°) | "
+              "falls | critic success | critic score | wall per motion (s) |", "|---|---|---|---|---|---|---|---|---|"
+              "---|---|---|---|"]
+    rows = result["rows"]
+    for key in dict.fromkeys((r["body"], r["description"], r["run"]) for r in rows):
+        group = [r for r in rows if (r["body"], r["description"], r["run"]) == key]
+        first = group[0]
+        lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(group)} | {first['optimizer']} | "
+                     f"{first['success_rule']} | {sum(r['achieved'] for r in group)}/{len(group)} | "
+                     f"{first['metric']} {_spread([r['metric_value'] for r in group])} | "
+                     f"{_spread([r['heading_change_deg'] for r in group], '.0f')} | {sum(r['fell'] for r in group)} | "
+                     f"{sum(r['critic_success'] for r in group)}/{len(group)} | "
+                     f"{_spread([r['critic_score'] for r in group], '.1f')} | "
+                     f"{_spread([r['wall_s'] for r in group], '.0f')} |")
+    return "\n".join(lines)
+
+
 def mpc_table(name: str, root: Path = ROOT) -> str:
     """Markdown: posture-space MPC walking per body and ground (bench_control.py's summaries)."""
     result = read_result(name, root)
@@ -263,6 +285,7 @@ SECTIONS: dict[str, Callable[[Path], str]] = {
         ["steering_humanoid_plan.json", "steering_myolegs_plan.json", "steering_humanoid_search.json",
          "steering_humanoid_search_four_asks.json"], root),
     "results:mpc": lambda root: mpc_table("mpc_walking.json", root),
+    "results:motions": lambda root: motions_table("motions_beyond.json", root),
     "results:manipulation": lambda root: manipulation_table(
         ["manipulation_cube-rotate.json", "manipulation_cube-rotate_right.json", "manipulation_bottle-pour.json",
          "manipulation_bottle-pour_right.json"],

@@ -434,7 +434,7 @@ def canonical_for(spec: TaskSpec, terrain: str) -> str | None:
     if spec.turn is not None:
         return f"turn_{spec.turn}"
     if spec.step_in_place:
-        return "step_in_place"
+        return "step_in_place_high_knees" if "high-knees" in spec.styles else "step_in_place"
     if spec.stance_leg is not None:  # either leg: the left one
         return "stand_right_leg" if spec.stance_leg == "right" else "stand_left_leg"
     if spec.stay_in_place:

@@ -81,10 +81,11 @@ ROWS = [
     ("curve gently to the left", "heading_change", math.pi / 2, None, "turn_left", LEFT, RIGHT, 0, "left"),
     ("walk in a counterclockwise circle", "heading_change", math.pi / 2, None, "turn_left", LEFT, RIGHT, 1, "left"),
     ("jog on the spot", "step_rate_in_place", 1.0, None, "step_in_place", JOG, MARCH, 0, None),  # a march: no flight
-    ("march in place", "step_rate_in_place", 1.0, None, "step_in_place", HIGH_MARCH, MARCH, 0, None),
+    ("march in place", "step_rate_in_place", 1.0, None, "step_in_place_high_knees", HIGH_MARCH, MARCH, 0, None),
     ("step in place", "step_rate_in_place", 1.0, None, "step_in_place", MARCH, STILL, 0, None),
-    ("run on the spot with high knees", "step_rate_in_place", 1.0, None, "step_in_place", HIGH_JOG, JOG, 0, None),
-    ("march in place with high knees", "step_rate_in_place", 1.0, None, "step_in_place", HIGH_MARCH,
+    ("run on the spot with high knees", "step_rate_in_place", 1.0, None, "step_in_place_high_knees", HIGH_JOG, JOG, 0,
+     None),
+    ("march in place with high knees", "step_rate_in_place", 1.0, None, "step_in_place_high_knees", HIGH_MARCH,
      dict(MARCH, hip_flexion_peak=0.6), 0, None),  # the knees of a walk (34°) are not high knees
     ("walk at 0.6 m/s", "speed", -0.12, 0.6, "walk", dict(FORWARD, speed=0.55), dict(FORWARD, speed=1.2), 1, None),
     ("walk slowly at 0.8 metres per second", "speed", -0.16, 0.8, "walk", dict(FORWARD, speed=0.9), FORWARD, 1, None),
@@ -107,7 +108,7 @@ def test_every_phrasing_gets_a_metric_success_rule_reward_and_critic_that_fit(
     assert not task.achieved(metrics(does, fell=True, fall_time=9.0))  # a fall is never a success
     targets = targets_from_description(text)  # the critic reads the same spec
     assert (targets.direction, targets.turn, targets.locomotion) == (direction, turn, direction != 0)
-    assert targets.stay_in_place == (reward == "stand") and targets.step_in_place == (reward == "step_in_place")
+    assert targets.stay_in_place == (reward == "stand") and targets.step_in_place == reward.startswith("step_in")
     assert targets == targets_from_spec(task.understood)
     assert reward in CANONICAL and canonical(reward).weights  # the canonical program validates
 
@@ -258,7 +259,7 @@ def test_a_model_designer_writes_the_spec_against_the_schema():
     assert note is None and spec.reader == "openai:tiny" and spec.step_in_place and spec.upright
     assert "do the running man dance" in json.dumps(server.requests[0])
     task = task_from_description("do the running man dance", "humanoid", spec=spec)
-    assert (task.metric, task.canonical) == ("step_rate_in_place", "step_in_place")
+    assert (task.metric, task.canonical) == ("step_rate_in_place", "step_in_place_high_knees")
     assert set(SPEC_SCHEMA["required"]) == set(json.loads(_answer()))
 
 

@@ -124,7 +124,7 @@ def test_the_canonical_rewards_from_rest_are_those_of_the_tasks_that_start_there
     rest = ("stand still", "step in place", "walk backward", "side-step to the left", "side-step to the right",
             "walk diagonally forward and to the left", "walk diagonally forward and to the right",
             "walk diagonally backward and to the left", "walk diagonally backward and to the right",
-            "stand on your left leg", "stand on your right leg")
+            "stand on your left leg", "stand on your right leg", "march in place with high knees")
     for text in (*rest, "walk forward", "turn left"):
         task = task_from_description(text, "myolegs")
         assert (task.canonical in FROM_REST) == (task.scene.start_speed == 0.0), text

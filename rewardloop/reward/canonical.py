@@ -312,6 +312,12 @@ CANONICAL: dict[str, str] = {
                               {**_BASE, "still": 1.0, "stay": 5.0, "stepping": 1.0, "step_rate": 1.0, "face": 0.5,
                                "foot_clearance": 20.0}),
 }
+_FACING = '''
+def face(f):
+    """-|heading| (rad): keep facing ahead."""
+    return lib.heading_error(f, target=0.0)
+'''
+
 _ONE_LEG = '''
 def one_leg(f):
     """1 standing on the {stance} foot alone with the {other} foot 10 cm up or more."""
@@ -326,8 +332,19 @@ the capture point held over the stance foot instead of between the feet."""
 
 CANONICAL.update({f"stand_{stance}_leg": _program(
     _ONE_LEG.format(stance=stance, other="right" if stance == "left" else "left") + _IN_PLACE + _HEIGHT + _BODY_REST
-    + _HEADING, {"one_leg": 3.0, "balance": 3.0, "height": 2.0, "upright": 1.0, "posture": 0.1, "fallen": 1.0,
-                 "effort": 0.05, "still": 2.0, "stay": 1.0, "face": 0.5}) for stance in ("left", "right")})
+    + _FACING, {"one_leg": 6.0, "balance": 6.0, "height": 2.0, "upright": 1.0, "posture": 0.1, "fallen": 1.0,
+                 "effort": 0.05, "still": 2.0, "stay": 1.0, "face": 1.0}) for stance in ("left", "right")})
+
+_HIGH_KNEES = '''
+def knee_lift(f):
+    """Each swinging thigh lifted toward 1.2 rad (69°), summed over legs (0-2): high knees."""
+    return lib.swing_hip_flexion(f, target=1.2)
+'''
+
+CANONICAL["step_in_place_high_knees"] = _program(
+    _IN_PLACE + _STEPPING + _HIGH_KNEES + _BODY_TERMS + _HEADING + _CLEARANCE,
+    {**_BASE, "still": 1.0, "stay": 5.0, "stepping": 1.0, "step_rate": 1.0, "knee_lift": 3.0, "face": 0.5,
+     "foot_clearance": 20.0})
 
 CANONICAL.update({f"walk_{name}": _program(
     _course(name) + _STEPPING + _HEIGHT_LOOSE + _BALANCE + _BODY_REST + _CLEARANCE,
@@ -335,7 +352,7 @@ CANONICAL.update({f"walk_{name}": _program(
     for name in COURSES_DEG})
 """Task name -> program source."""
 
-FROM_REST = ("stand", "step_in_place", "walk_backward", "stand_left_leg", "stand_right_leg",
+FROM_REST = ("stand", "step_in_place", "step_in_place_high_knees", "walk_backward", "stand_left_leg", "stand_right_leg",
              *(f"walk_{name}" for name in COURSES_DEG))
 """Canonical rewards of motions that start from rest, as the loop's tasks asking for them do
 (`tasks.task_from_description`); the walks and turns start at the walking start."""
