@@ -187,6 +187,15 @@ def test_a_resumed_run_continues_as_the_uninterrupted_one(tmp_path):
     assert len(json.loads((tmp_path / "split" / "curve.json").read_text())) == 3
 
 
+def test_a_time_budget_stops_between_iterations_and_the_run_goes_on_later(tmp_path):
+    config = _tiny(None, steps=4 * 8 * 2)
+    with Trainer(config, out=tmp_path) as trainer:
+        assert trainer.run(max_seconds=0.0).curve == []  # the budget is spent before the first iteration
+    assert (tmp_path / "checkpoint.pt").exists()
+    with Trainer(config, out=tmp_path) as trainer:
+        assert len(trainer.run().curve) == 2
+
+
 def test_a_run_folder_refuses_another_configuration(tmp_path):
     with Trainer(_tiny(None, steps=32), out=tmp_path):
         pass
