@@ -67,6 +67,23 @@ def collection_rate(trainer: Trainer, blocks: int, *, with_reward: bool) -> tupl
     return steps / (time.perf_counter() - start), steps * env.decimation / physics[0]
 
 
+def reward_seconds(envs: int, *, trusted: bool, blocks: int = 3) -> float:
+    """Best seconds to score one block of the untrained policy's walk, in process or through the sandbox worker."""
+    from rewardloop.reward import load_reward
+    from rewardloop.rl.env import RobotEnv
+
+    scene, rng, best = compile_scene(Scene(BODY)), np.random.default_rng(0), float("inf")
+    with load_reward(canonical("walk"), trusted=trusted) as reward, \
+            RobotEnv(scene, reward, EnvConfig(num_envs=envs)) as env:
+        for _ in range(blocks):
+            for _ in range(env.config.block_steps):
+                env.step(rng.normal(0.0, 0.3, (envs, env.num_actions)))
+            start = time.perf_counter()
+            env.block_rewards()
+            best = min(best, time.perf_counter() - start)
+    return best
+
+
 def walk_config(steps: int, envs: int, randomize: bool = False) -> TrainConfig:
     source = canonical("walk").source
     speed = command_speed(source, compile_scene(Scene(BODY)).standing_height)
@@ -99,6 +116,8 @@ def cmd_collect(args: argparse.Namespace) -> dict[str, object]:
             "ratio_collect": best["collect_env_steps_per_s"] / best["raw_env_steps_per_s"],
             "ratio_collect_with_reward": best["collect_with_reward_env_steps_per_s"] / best["raw_env_steps_per_s"],
             "ratio_threaded_physics": best["threaded_physics_steps_per_s"] / ideal,
+            "reward_block_s": {"trusted_in_process": reward_seconds(args.envs, trusted=True),
+                               "sandboxed_worker": reward_seconds(args.envs, trusted=False)},
             "runs": rows}
 
 
