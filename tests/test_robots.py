@@ -170,3 +170,14 @@ def _without_body(model: mujoco.MjModel) -> mujoco.MjModel:
     hidden.geom_rgba[hidden.geom_bodyid > 0, 3] = 0.0
     hidden.geom_matid[hidden.geom_bodyid > 0] = -1
     return hidden
+
+
+def test_a_robot_with_more_joints_plans_fewer_samples_less_often():
+    # G1 (35 DoF) against Berkeley Humanoid (18, the reference): samples 32 / (35/18) -> 16, replanning every
+    # 10 x 35/18 -> 19 steps; both stand with half the walking noise.
+    from rewardloop.control.defaults import default_config
+
+    small = default_config(compile_scene(Scene("berkeley_humanoid")), kind="mppi", standing=True).planner
+    large = default_config(compile_scene(Scene("unitree_g1")), kind="mppi", standing=True).planner
+    assert (small.samples, small.replan_every, small.noise) == (32, 10, 0.03)
+    assert (large.samples, large.replan_every, large.noise) == (16, 19, 0.03)

@@ -51,8 +51,15 @@ STANDING_PLANNERS: dict[str, dict[str, Any]] = {
     # stood 10 s on rough ground in seeds 0-2, with 32 samples in 122-146 s and with 16 in 64-81 s, within 0.06 m
     # of the start (2026-12-05, two benchmarks sharing the 2 cores).
     "muscle": {"samples": 16, "muscle": MuscleGains(interval_s=0.008, balance=4.0)},
+    # Robots standing still: half the walking noise (benchmarks/results/robots_stand.json).
+    "servo": {"noise": 0.03},
 }
 """Actuator kind -> changes to its planner for standing still (posture MPPI, no steps), on any ground."""
+
+SERVO_REFERENCE_DOF = 18
+"""Degrees of freedom of the robot the servo planner settings were measured on (Berkeley Humanoid). A robot with
+more (the Unitree G1: 35) samples fewer plans and replans less often in proportion (`servo_budget`), so that its
+planning costs about as much wall time per simulated second."""
 
 STEPPING_PLANNERS: dict[str, dict[str, Any]] = {
     # Stepping on the spot or backward from rest on the muscle legs (posture MPPI, their gaits cannot start there:
@@ -152,6 +159,14 @@ def mppi_steps(scene: CompiledScene, kind: str) -> bool:
     return kind == "mppi" and controller_for(scene) is not None and not gaits_start(scene)
 
 
+def servo_budget(planner: PlannerConfig, dof: int) -> PlannerConfig:
+    """`planner` for a robot with `dof` degrees of freedom: samples divided and the replanning interval multiplied
+    by dof / SERVO_REFERENCE_DOF where that is above 1 (a step's cost grows about with the degrees of freedom)."""
+    scale = max(1.0, dof / SERVO_REFERENCE_DOF)
+    return dataclasses.replace(planner, samples=max(8, round(planner.samples / scale)),
+                               replan_every=round(planner.replan_every * scale))
+
+
 def default_config(scene: CompiledScene, *, kind: str | None = None, duration_s: float = 10.0,
                    nthread: int | None = None, search: dict[str, Any] | None = None, standing: bool = False,
                    **planner: Any) -> OptimizerConfig:
@@ -163,6 +178,8 @@ def default_config(scene: CompiledScene, *, kind: str | None = None, duration_s:
     kind = kind or default_kind(scene)
     base = planner_for(scene.body.actuator_kind, scene.scene.terrain.kind, standing=standing,
                        stepping=not standing and mppi_steps(scene, kind))
+    if scene.body.actuator_kind == "servo":
+        base = servo_budget(base, scene.model.nv)
     changes = {name: value for name, value in planner.items() if value is not None}
     searching = {name: value for name, value in (search or {}).items() if value is not None}
     search_config = search_for(scene.body.actuator_kind, scene.scene.terrain.kind, SearchConfig(**searching))
