@@ -333,7 +333,7 @@ the capture point held over the stance foot instead of between the feet."""
 CANONICAL.update({f"stand_{stance}_leg": _program(
     _ONE_LEG.format(stance=stance, other="right" if stance == "left" else "left") + _IN_PLACE + _HEIGHT + _BODY_REST
     + _FACING, {"one_leg": 6.0, "balance": 6.0, "height": 2.0, "upright": 1.0, "posture": 0.1, "fallen": 1.0,
-                 "effort": 0.05, "still": 2.0, "stay": 1.0, "face": 1.0}) for stance in ("left", "right")})
+                 "effort": 0.05, "still": 2.0, "stay": 4.0, "face": 1.0}) for stance in ("left", "right")})
 
 _HIGH_KNEES = '''
 def knee_lift(f):
