@@ -21,8 +21,9 @@ def register(add: AddCommand) -> None:
     parser.add_argument("--reward", default="walk", help="a canonical reward name or a reward program file")
     parser.add_argument("--optimizer", default=None,
                         help="plan (the body's gait planned against the reward), search (policy search over the "
-                             "body's gait controller), mppi, cem or predictive (default: plan where the body has a "
-                             "gait controller, else mppi)")
+                             "body's gait controller), ppo (a network policy trained with PPO; robots, the rl "
+                             "extra), mppi, cem or predictive (default: plan where the body has a gait controller, "
+                             "else mppi)")
     parser.add_argument("--duration", type=float, default=3.0, help="seconds of motion (default 3)")
     parser.add_argument("--samples", type=int, default=None, help="planner samples per iteration")
     parser.add_argument("--horizon", type=float, default=None, help="planning horizon (s)")
@@ -37,13 +38,16 @@ def register(add: AddCommand) -> None:
                              "gait shipped for the body, keeping the best)")
     perturbation_arguments(parser)
     receding_argument(parser, searching=True)
+    ppo_arguments(parser)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="rollout threads (default: one per core)")
     parser.add_argument("--out", required=True, help="directory for trajectory.npz/.json (and video.mp4)")
     parser.add_argument("--video", action="store_true", help="also render video.mp4 of the motion")
     replay = add("replay", _replay)
-    replay.add_argument("policy", help="a policy file, a trajectory directory holding policy.json, or "
-                                       "'shipped' (the body's shipped gait)")
+    replay.add_argument("policy", help="a policy file, a trajectory directory holding policy.json or policy/ "
+                                       "(a trained network), a trained policy folder (OUT/policy of `rewardloop "
+                                       "train`), or 'shipped' (the body's shipped base policy where a robot has one, "
+                                       "else its shipped gait)")
     scene_arguments(replay)
     replay.set_defaults(body=None)  # None: the policy's body
     replay.add_argument("--duration", type=float, default=10.0, help="seconds of motion (default 10)")
@@ -55,8 +59,43 @@ def register(add: AddCommand) -> None:
                         help="with --receding: the reward the planner pursues, a canonical name or a reward program "
                              "file (default walk)")
     replay.add_argument("--seed", type=int, default=0, help="with --receding: the planner's random seed")
+    replay.add_argument("--network", action="store_true",
+                        help="replay a trained network policy (with 'shipped': the body's shipped base policy, an "
+                             "error where none is shipped)")
+    replay.add_argument("--timestep", type=float, help="a trained policy: another physics timestep (s; sim-to-sim)")
+    replay.add_argument("--integrator",
+                        help="a trained policy: another integrator (euler, implicitfast, rk4, implicit)")
     replay.add_argument("--out", help="directory for trajectory.npz/.json and policy.json (and video.mp4)")
     replay.add_argument("--video", action="store_true", help="also render video.mp4 (needs --out)")
+
+
+def ppo_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options of the PPO optimizer's training (OptimizerConfig.ppo)."""
+    parser.add_argument("--steps", type=int, default=None,
+                        help="ppo: env steps to train for, all copies together (default 200000)")
+    parser.add_argument("--minutes", type=float, default=None, help="ppo: wall time of the training (default 5)")
+    parser.add_argument("--envs", type=int, default=None, help="ppo: copies trained on together (default 32)")
+    parser.add_argument("--base", default=None,
+                        help="ppo: fine-tune this trained policy folder (default: the body's shipped base policy "
+                             "where one is shipped)")
+    parser.add_argument("--scratch", action="store_true", help="ppo: train a fresh network, never a base policy")
+    parser.add_argument("--train-randomized", action="store_true",
+                        help="ppo: train under MotionVL's domain randomization")
+
+
+def ppo_from_args(args: argparse.Namespace, config):  # OptimizerConfig -> OptimizerConfig
+    """`config` with the PPO options given; a UserError where they are given to another optimizer."""
+    from rewardloop.control.config import PPOSettings
+
+    asked = {"steps": args.steps, "envs": args.envs, "base": args.base,
+             "max_seconds": None if args.minutes is None else positive_number(args.minutes, flag="--minutes") * 60}
+    asked = {k: v for k, v in asked.items() if v is not None}
+    asked |= {"start": "scratch"} if args.scratch else {}
+    asked |= {"randomize": True} if args.train_randomized else {}
+    if asked and config.kind != "ppo":
+        raise UserError(f"--steps, --minutes, --envs, --base, --scratch and --train-randomized set PPO's training "
+                        f"(--optimizer ppo), not {config.kind}")
+    return dataclasses.replace(config, ppo=PPOSettings(**asked)) if asked else config
 
 
 def receding_argument(parser: argparse.ArgumentParser, *, searching: bool) -> None:
@@ -174,6 +213,7 @@ def _optimize(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, search=dataclasses.replace(config.search, perturbations=perturbations))
     if args.receding:
         config = _with_receding(config)
+    config = ppo_from_args(args, config)
     program, trusted = _program(args.reward)
 
     def show(progress: Progress) -> None:
@@ -191,17 +231,30 @@ def _optimize(args: argparse.Namespace) -> int:
     summary = {"optimizer": config.kind, "metrics": trajectory.metrics.to_dict(), "return": trajectory.total_return,
                "wall_time_s": round(trajectory.wall_time_s, 2), "out": str(out)}
     if trajectory.policy is not None:
-        summary["policy"] = str(out / "policy.json")
+        summary["policy"] = str(out / ("policy.json" if config.kind != "ppo" else "policy"))
+    if config.kind == "ppo":
+        summary["ppo"] = _ppo_summary(config, trajectory)
     if config.kind == "search" and config.search.receding is not None:  # policy.json: the parameters as found
         summary["receding"] = dataclasses.asdict(config.search.receding)
     if config.kind == "plan":  # policy.json: the gait planned from
         from rewardloop.control.planners.gait_planning import planner_settings
 
         summary["planner"] = dataclasses.asdict(planner_settings(config, scene))
-    elif config.kind != "search":  # a posture planner: its settings (the standing ones with --standing)
+    elif config.kind not in ("search", "ppo"):  # a posture planner: its settings (the standing ones with --standing)
         summary["planner"] = dataclasses.asdict(config.planner)
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def _ppo_summary(config, trajectory) -> dict[str, object]:  # type: ignore[no-untyped-def]
+    """PPO's settings and the end of its learning curve (env steps, mean step reward, speed, training seconds)."""
+    from rewardloop.control.trajectory import NetworkPolicy
+
+    assert isinstance(trajectory.policy, NetworkPolicy)
+    last = trajectory.policy.curve[-1]
+    return {**dataclasses.asdict(config.ppo), "iterations": last["iteration"] + 1, "env_steps": last["env_steps"],
+            "last_reward": round(last["reward"], 4), "last_speed": round(last["speed"], 3),
+            "train_s": round(trajectory.planner_time_s, 1)}
 
 
 def _receding_replay(scene, controller, vector, args: argparse.Namespace,  # type: ignore[no-untyped-def]
@@ -220,17 +273,77 @@ def _receding_replay(scene, controller, vector, args: argparse.Namespace,  # typ
 
 def _replay(args: argparse.Namespace) -> int:
     """Run a saved policy in a scene (another ground, pushes, changed physics) and report its metrics."""
+    positive_number(args.duration, flag="--duration")
+    out = writable_directory(args.out, flag="--out") if args.out else None
+    folder = _network_folder(args)
+    if folder is not None:
+        return _replay_network(args, folder, out)
+    if args.timestep is not None or args.integrator is not None:
+        raise UserError("--timestep and --integrator change the physics under a trained network policy (sim-to-sim); "
+                        f"{args.policy} is a structured controller's")
+    return _replay_structured(args, out)
+
+
+def _network_folder(args: argparse.Namespace) -> Path | None:
+    """The trained policy folder the replay's `policy` names (None: a structured controller's policy)."""
+    from rewardloop.control.trajectory import NETWORK_DIR, NETWORK_MARK
+    from rewardloop.rl.base import not_shipped, shipped_policy
+    from rewardloop.sim.bodies import get_body
+
+    if args.policy == "shipped":
+        body = args.body or "humanoid"
+        if not (args.network or get_body(body).actuator_kind == "servo"):
+            return None
+        folder = shipped_policy(body)
+        if folder is None and args.network:
+            raise UserError(not_shipped(body))
+        if folder is None:
+            sys.stderr.write(f"{not_shipped(body)}; replaying its shipped gait instead\n")
+        return folder
+    path = Path(args.policy)
+    for folder in (path, path / NETWORK_DIR):
+        if (folder / NETWORK_MARK).is_file():
+            return folder
+    if args.network:
+        raise UserError(f"{path} holds no trained network policy ({NETWORK_MARK}, or {NETWORK_DIR}/{NETWORK_MARK})")
+    return None
+
+
+def _replay_network(args: argparse.Namespace, folder: Path, out: Path | None) -> int:
+    """Replay a trained network policy: its deterministic run in the scene the options describe."""
+    from rewardloop.control.trajectory import NetworkPolicy
+    from rewardloop.rl import missing_extra
+    from rewardloop.sim.scene import Physics
+
+    try:
+        from rewardloop.rl.replay import SimChange, replay_network
+    except ImportError as error:
+        raise missing_extra("replaying a trained policy", error) from None
+    if args.receding or (args.reward, args.seed) != ("walk", 0):
+        raise UserError("--receding, --reward and --seed plan a structured controller's parameters; a trained "
+                        "network policy runs as trained")
+    if args.latency:
+        raise UserError("--latency delays a structured controller's commands; for a trained policy use --randomize "
+                        "SEED (MotionVL's ranges, latency 1-10 steps among them)")
+    args.body = args.body or NetworkPolicy.load(folder).body
+    physics = Physics() if args.randomize is not None else physics_from_args(args)
+    scene = dataclasses.replace(scene_from_args(args), physics=physics)
+    changed, trajectory = replay_network(folder, scene, seconds=args.duration, pushes=pushes_from_args(args.push),
+                                     randomize_seed=args.randomize,
+                                     change=SimChange(timestep=args.timestep, integrator=args.integrator))
+    extra = {"policy": str(folder), "timestep": changed.dt, "integrator": args.integrator, "randomize": args.randomize}
+    return _report_replay(changed, trajectory, out, args, extra)
+
+
+def _replay_structured(args: argparse.Namespace, out: Path | None) -> int:
+    """Replay a structured controller's policy (a file, a trajectory directory, or the body's shipped gait)."""
     from rewardloop.control.controllers.base import make_controller
     from rewardloop.control.search.cmaes import pushed_motion
     from rewardloop.control.search.policy import Policy, shipped_gait
     from rewardloop.control.trajectory import replayed
-    from rewardloop.critic.gait import analyze_gait
-    from rewardloop.critic.likeness import met
     from rewardloop.sim.rollout import Simulator
     from rewardloop.sim.scene import compile_scene
 
-    positive_number(args.duration, flag="--duration")
-    out = writable_directory(args.out, flag="--out") if args.out else None
     body = args.body or "humanoid"
     policy = shipped_gait(body) if args.policy == "shipped" else Policy.load(args.policy)
     if policy is None:
@@ -247,9 +360,17 @@ def _replay(args: argparse.Namespace) -> int:
         with Simulator(scene) as sim:
             rollouts = pushed_motion(sim, controller, policy.vector(controller), duration_s=args.duration,
                                      pushes=pushes)
-    trajectory = replayed(scene, rollouts, policy)
+    return _report_replay(scene, replayed(scene, rollouts, policy), out, args, {})
+
+
+def _report_replay(scene, trajectory, out: Path | None, args: argparse.Namespace,  # type: ignore[no-untyped-def]
+                   extra: dict[str, object]) -> int:
+    """Print the replay's scene, metrics and gait as JSON; save the trajectory (and video) under `out`."""
+    from rewardloop.critic.gait import analyze_gait
+    from rewardloop.critic.likeness import met
+
     analysis = analyze_gait(trajectory.features(scene))
-    summary = {"scene": scene.scene.describe(), "metrics": trajectory.metrics.to_dict(),
+    summary = {"scene": scene.scene.describe(), **extra, "metrics": trajectory.metrics.to_dict(),
                "human_like": {name: bool(ok[0]) for name, ok in met(analysis).items()}, "gait": analysis.row(0)}
     if out is not None:
         trajectory.save(out)
@@ -257,6 +378,6 @@ def _replay(args: argparse.Namespace) -> int:
         if args.video:
             from rewardloop.sim.render import render, write_video
 
-            write_video(render(scene, rollouts.states_with_initial()), out / "video.mp4")
+            write_video(render(scene, trajectory.rollouts.states_with_initial()), out / "video.mp4")
     print(json.dumps(summary, indent=2, default=float))
     return 0

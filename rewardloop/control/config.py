@@ -14,7 +14,7 @@ from rewardloop.control.controllers.muscles import MuscleGains
 from rewardloop.errors import UserError, unknown_name
 from rewardloop.sim.terrain import Terrain
 
-OPTIMIZER_KINDS = ("mppi", "cem", "predictive", "search", "plan")
+OPTIMIZER_KINDS = ("mppi", "cem", "predictive", "search", "plan", "ppo")
 """Names of the optimizers in rewardloop.control.optimizer.OPTIMIZERS (checked to match there)."""
 
 
@@ -277,6 +277,40 @@ class SearchConfig:
             raise UserError("bad policy search config: " + "; ".join(problems))
 
 
+PPO_STARTS = ("base", "scratch")
+"""Where a PPO candidate's network starts (PPOSettings.start)."""
+
+
+@dataclass(frozen=True)
+class PPOSettings:
+    """Settings of the PPO optimizer (`rewardloop.rl.optimize`): how long each candidate's policy trains, on what,
+    and from which network."""
+
+    steps: int = 200_000
+    """Env steps (control periods, all copies together) to train for."""
+    max_seconds: float | None = 300.0
+    """Wall time of the training (s): no PPO iteration starts after it (the first always runs); None: `steps`
+    alone decides."""
+    envs: int = 32
+    """Copies of the scene stepped together."""
+    start: str = "base"
+    """'base': fine-tune the body's shipped base policy (`rewardloop.rl.base`), or the one `base` names; where none
+    is shipped the network starts fresh and the progress says so. 'scratch': always a fresh network."""
+    base: str | None = None
+    """A policy folder to fine-tune instead of the shipped one (OUT/policy of `rewardloop train`)."""
+    randomize: bool = False
+    """Train under MotionVL's domain randomization (`rewardloop.rl.randomize.Randomization`)."""
+
+    def __post_init__(self) -> None:
+        if self.start not in PPO_STARTS:
+            raise unknown_name("PPO start", self.start, PPO_STARTS)
+        checks = {"steps must be at least 1": self.steps >= 1, "envs must be at least 1": self.envs >= 1,
+                  "max_seconds must be positive": self.max_seconds is None or self.max_seconds > 0}
+        problems = [message for message, ok in checks.items() if not ok]
+        if problems:
+            raise UserError("bad PPO settings: " + "; ".join(problems))
+
+
 @dataclass(frozen=True)
 class OptimizerConfig:
     """Which optimizer, its planner, and how long a motion to produce."""
@@ -294,6 +328,8 @@ class OptimizerConfig:
     """Length of the executed motion (s)."""
     nthread: int | None = None
     """Threads for batched rollouts; None uses one per core."""
+    ppo: PPOSettings = field(default_factory=PPOSettings)
+    """Settings of the PPO optimizer (ppo): its training budget and start."""
 
     def __post_init__(self) -> None:
         if self.kind not in OPTIMIZER_KINDS:

@@ -8,6 +8,9 @@ Three families sit behind the one interface:
 - the gait planner (`plan`), in `rewardloop.control.planners.gait_planning`: the shipped gait of the body that the
   reward ranks best, its steering parameters re-chosen online against the reward (receding-horizon sampling over a
   structured controller's parameters): for locomotion, where a change in the reward must change the motion;
+- PPO (`ppo`), in `rewardloop.rl.optimize`: a network policy trained (or fine-tuned from the body's shipped base
+  policy) against the reward through rsl_rl, its deterministic run the motion; robots with joint-position servos
+  only, and only with the rl extra (torch is imported when it runs, never by this registry);
 - policy search (`search`), in `rewardloop.control.search.cmaes`: CMA-ES over a structured controller's parameters
   (the humanoid's gait tracker and gait machine, the muscle legs' tracker and reflex circuit), warm-started from the
   shipped gait of the body that the reward ranks best. Its trajectory carries the policy it found.
@@ -45,6 +48,18 @@ class OptimizerKind:
     """Needs a structured controller that walks the body."""
 
 
+def train_ppo(scene: CompiledScene, reward: RewardFunction, config: OptimizerConfig, *, seed: int,
+              progress: Callable[[Progress], None] | None = None) -> Trajectory:
+    """PPO (`rewardloop.rl.optimize.train_motion`), imported here so that the base install needs no torch."""
+    from rewardloop.rl import missing_extra
+
+    try:
+        from rewardloop.rl.optimize import train_motion
+    except ImportError as error:
+        raise missing_extra("--optimizer ppo", error) from None
+    return train_motion(scene, reward, config, seed=seed, progress=progress)
+
+
 OPTIMIZERS: dict[str, OptimizerKind] = {
     "mppi": OptimizerKind(functools.partial(plan_motion, update=mppi_update, space="posture"),
                           "posture-space MPPI over spline knots (MPC²-style)"),
@@ -56,6 +71,8 @@ OPTIMIZERS: dict[str, OptimizerKind] = {
                             "from the body's shipped gaits (locomotion)", locomotion_only=True),
     "plan": OptimizerKind(plan_gait_motion, "receding-horizon planning of a gait controller's steering parameters "
                           "against the reward, from the shipped gait it ranks best (locomotion)", locomotion_only=True),
+    "ppo": OptimizerKind(train_ppo, "PPO (rsl_rl) training a network policy against the reward, fine-tuning the "
+                         "body's shipped base policy where there is one (robots; the rl extra)"),
 }
 """Every optimizer by kind name."""
 assert tuple(OPTIMIZERS) == OPTIMIZER_KINDS, "config.OPTIMIZER_KINDS must list OPTIMIZERS"

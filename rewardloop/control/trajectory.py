@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -24,6 +24,50 @@ ROLLOUTS_FILE = "trajectory.npz"
 """Name of the states/controls file inside a saved trajectory directory."""
 SUMMARY_FILE = "trajectory.json"
 """Name of the reward/metrics summary file inside a saved trajectory directory."""
+NETWORK_DIR = "policy"
+"""Folder of a trained network policy inside a saved trajectory directory (a structured one is policy.json)."""
+NETWORK_MARK = "policy.pt"
+"""The file that makes a folder a network policy's (`rewardloop.rl.policy`: TorchScript)."""
+CURVE_FILE = "curve.json"
+"""A network policy's learning curve: one record per PPO iteration (`rewardloop.rl.train.IterationRecord`)."""
+
+
+@dataclass(frozen=True)
+class NetworkPolicy:
+    """A trained network policy (`rewardloop.rl`), held as the bytes of its folder's files: policy.json (body,
+    training configuration, observation layout), policy.pt (TorchScript), policy.onnx, weights.pt (actor and critic
+    weights to fine-tune from) and curve.json. Bytes, not a path: the training folder is temporary and this module
+    must not need torch; `rewardloop replay DIR` runs the saved folder."""
+
+    body: str
+    """Registry name of the body it drives."""
+    files: Mapping[str, bytes]
+    """File name -> contents."""
+
+    @property
+    def curve(self) -> list[dict[str, Any]]:
+        """The learning curve: per PPO iteration env_steps, reward (mean step reward), speed (m/s), falls, ..."""
+        return list(json.loads(self.files[CURVE_FILE])) if CURVE_FILE in self.files else []
+
+    def save(self, folder: Path) -> Path:
+        """Write every file into `folder` (each replaced whole)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, data in self.files.items():
+            with _replacing(folder / name) as handle:
+                handle.write(data)
+        return folder
+
+    @classmethod
+    def load(cls, folder: Path) -> NetworkPolicy:
+        """Read a folder holding policy.json and policy.pt; a UserError if it is not one."""
+        try:
+            files = {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+            body = str(json.loads(files["policy.json"])["body"])
+        except (OSError, KeyError, ValueError, TypeError) as error:
+            raise UserError(f"{folder} does not hold a trained policy (policy.json, policy.pt): {error}") from None
+        if NETWORK_MARK not in files:
+            raise UserError(f"{folder} does not hold a trained policy: no {NETWORK_MARK}")
+        return cls(body, files)
 
 
 @dataclass(frozen=True)
@@ -44,8 +88,9 @@ class Trajectory:
     """Physics steps simulated inside the planner (its sampled rollouts), not counting the executed ones."""
     planner_time_s: float = 0.0
     """Wall-clock time spent inside the planner: sampled rollouts, their features and reward (s)."""
-    policy: Policy | None = None
-    """The structured controller and parameters that produced the motion (policy search), saved as policy.json."""
+    policy: Policy | NetworkPolicy | None = None
+    """What produced the motion: a structured controller and its parameters (policy search, the gait planner),
+    saved as policy.json, or a trained network (PPO), saved as the folder policy/."""
 
     @property
     def total_return(self) -> float:
@@ -77,7 +122,9 @@ class Trajectory:
         }
         with _replacing(directory / SUMMARY_FILE) as handle:
             handle.write(json.dumps(summary, indent=2).encode())
-        if self.policy is not None:
+        if isinstance(self.policy, NetworkPolicy):
+            self.policy.save(directory / NETWORK_DIR)
+        elif self.policy is not None:
             with _replacing(directory / POLICY_FILE) as handle:
                 handle.write(json.dumps(self.policy.to_dict(), indent=1).encode())
         return directory
@@ -97,9 +144,16 @@ class Trajectory:
                        metrics=TaskMetrics(**summary["metrics"]), wall_time_s=float(summary["wall_time_s"]),
                        planner_steps=int(summary["planner_steps"]),
                        planner_time_s=float(summary.get("planner_time_s", 0.0)),
-                       policy=Policy.load(directory) if (directory / POLICY_FILE).is_file() else None)
+                       policy=_saved_policy(directory))
         except (OSError, KeyError, ValueError, TypeError) as error:
             raise UserError(f"{directory} is not a saved trajectory directory: {error}") from None
+
+
+def _saved_policy(directory: Path) -> Policy | NetworkPolicy | None:
+    """The policy saved in a trajectory directory, of either kind, or None."""
+    if (directory / NETWORK_DIR / NETWORK_MARK).is_file():
+        return NetworkPolicy.load(directory / NETWORK_DIR)
+    return Policy.load(directory) if (directory / POLICY_FILE).is_file() else None
 
 
 @contextmanager
@@ -116,7 +170,7 @@ def _replacing(path: Path) -> Iterator[BinaryIO]:
         temporary.unlink(missing_ok=True)
 
 
-def replayed(scene: CompiledScene, rollouts: Rollouts, policy: Policy | None = None) -> Trajectory:
+def replayed(scene: CompiledScene, rollouts: Rollouts, policy: Policy | NetworkPolicy | None = None) -> Trajectory:
     """A Trajectory of a motion that no optimizer produced (a replayed policy): metrics, no reward terms."""
     from rewardloop.control.metrics import batch_metrics
 

@@ -55,6 +55,12 @@ def register(add: AddCommand) -> None:
     run.add_argument("--locomotion", choices=("plan", "search"),
                      help="the optimizer for locomotion: plan (default: the gait planned against each candidate's "
                           "reward) or search (policy search warm-started from the shipped gaits)")
+    run.add_argument("--optimizer", choices=("ppo",),
+                     help="ppo: every candidate trains a network policy with PPO against its own reward (robots, "
+                          "the rl extra; fine-tunes the body's shipped base policy where there is one)")
+    run.add_argument("--ppo-steps", type=int, help="with --optimizer ppo: env steps per candidate")
+    run.add_argument("--ppo-minutes", type=float, help="with --optimizer ppo: training minutes per candidate "
+                                                        "(default 5; 2.5 with --preset quick)")
     run.add_argument("--receding", action="store_true",
                      help="with --locomotion search: run each candidate's found gait with a receding-horizon "
                           "planner choosing its parameters online against the candidate's reward (on for the muscle "
@@ -111,7 +117,24 @@ def config_from_args(args: argparse.Namespace):  # -> RunConfig
             raise UserError("--receding puts a planner on policy search's gaits; add --locomotion search (the gait "
                             "planner, the default, plans against the reward already)")
         base = dataclasses.replace(base, search=dataclasses.replace(base.search, receding=RecedingConfig()))
+    if args.optimizer == "ppo":
+        base = dataclasses.replace(base, optimizer=_ppo(args))
+    elif args.ppo_steps is not None or args.ppo_minutes is not None:
+        raise UserError("--ppo-steps and --ppo-minutes set PPO's training: add --optimizer ppo")
     return dataclasses.replace(base, models=models_from_args(args, base.models))
+
+
+def _ppo(args: argparse.Namespace):  # -> OptimizerConfig
+    """The PPO optimizer for --optimizer ppo: the preset's budget with --ppo-steps and --ppo-minutes."""
+    from rewardloop.cli_base import positive_number
+    from rewardloop.loop.config import ppo_optimizer
+
+    changes: dict[str, float] = {}
+    if args.ppo_steps is not None:
+        changes["steps"] = args.ppo_steps
+    if args.ppo_minutes is not None:
+        changes["max_seconds"] = positive_number(args.ppo_minutes, flag="--ppo-minutes") * 60
+    return ppo_optimizer(args.preset, **changes)
 
 
 def models_from_args(args: argparse.Namespace, models):  # models: ModelSettings -> ModelSettings

@@ -13,6 +13,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from rewardloop.control.config import PPOSettings
 from rewardloop.control.optimizer import OptimizerConfig, SearchConfig
 from rewardloop.critic import CriticConfig
 from rewardloop.designer import DesignerConfig
@@ -148,3 +149,16 @@ PRESETS: dict[str, RunConfig] = {
 }
 """Named run shapes: MoVLR's 1 × 15, MotionVL's 10 × 5, and a quick offline one (the demo: 4-s rollouts with
 the body's own planner settings)."""
+
+PPO_BUDGETS: dict[str, PPOSettings] = {"quick": PPOSettings(steps=300_000, max_seconds=150.0)}
+"""A preset -> each PPO candidate's training (`run --optimizer ppo`; other presets: PPOSettings' defaults). Quick's
+150 s are about 150k env steps per candidate with two candidates sharing 2 cores (`rl_collection.json`: 2400 env
+steps/s collecting with the reward on both)."""
+
+
+def ppo_optimizer(preset: str | None, **changes: Any) -> OptimizerConfig:
+    """The optimizer of a run whose candidates train PPO policies: the preset's budget with `changes`, one physics
+    thread per candidate (candidates run in parallel)."""
+    settings = dataclasses.replace(PPO_BUDGETS.get(preset or "", PPOSettings()), **changes)
+    return OptimizerConfig(kind="ppo", ppo=settings, nthread=1)
+

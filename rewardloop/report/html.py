@@ -3,7 +3,7 @@
 Sections: the task and the outcome; the final reward program and its diff from the start; task metric and
 critic score over iterations; a heatmap of term weights across iterations; each iteration's candidates side
 by side (video, scores, the gait and its change from the program the designer edited, or an object's errors,
-critique, why kept or dropped); cost and time.
+a PPO policy's learning curve, critique, why kept or dropped); cost and time.
 """
 
 from __future__ import annotations
@@ -161,10 +161,27 @@ def _candidate(store: RunStore, c: CandidateRecord, iteration: IterationRecord, 
              f"{_success_tag(c, task)}{f' · <b>{fall}</b>' if c.fell else ''}</p>"
              f"{_object_facts(c) if task.manipulation else _gait_facts(c, parent)}")
     return (f"<div class='card {verdict}'><h3>candidate {c.index} <span class='tag'>{verdict}</span></h3>{media}"
-            f"{facts}{f'<p class=same>{escape(c.unchanged)}</p>' if c.unchanged else ''}{_critique(folder)}"
+            f"{facts}{f'<p class=same>{escape(c.unchanged)}</p>' if c.unchanged else ''}{_learning_curve(folder)}"
+            f"{_critique(folder)}"
             f"<details><summary>designer's rationale</summary>"
             f"<p>{escape(c.rationale)}</p></details>"
             f"{f'<p class=error>{escape(c.error)}</p>' if c.error else ''}</div>")
+
+
+def _learning_curve(folder: Path) -> str:
+    """A PPO candidate's learning curve (trajectory/policy/curve.json): its mean step reward over env steps, and
+    where it ended; nothing for other optimizers."""
+    path = folder / "trajectory" / "policy" / "curve.json"
+    try:
+        curve = json.loads(path.read_text())
+        points = [(float(r["env_steps"]), float(r["reward"])) for r in curve]
+        last = curve[-1]
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return ""
+    plot = line_plot_svg({"mean step reward": points}, title="PPO learning curve", x_label="env steps",
+                         y_label="reward")
+    return (f"<div class='curve'>{plot}<p>{len(curve)} PPO iterations, {last['env_steps']} env steps; last rollout "
+            f"{last['speed']:.2f} m/s, {last['falls']} falls</p></div>")
 
 
 def _success_tag(c: CandidateRecord, task: Task) -> str:

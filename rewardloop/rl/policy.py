@@ -1,8 +1,9 @@
 """Trained policies as products: saved with their configuration, loadable without rsl_rl, exported to ONNX.
 
 A policy folder holds policy.json (the body, the training configuration, the observation layout), policy.pt (the
-deterministic actor with its observation normalizer, TorchScript: torch alone runs it) and policy.onnx (the same
-network for deployment; `export_onnx` checks onnxruntime's actions against torch's before it keeps the file).
+deterministic actor with its observation normalizer, TorchScript: torch alone runs it), policy.onnx (the same
+network for deployment; `export_onnx` checks onnxruntime's actions against torch's before it keeps the file) and
+weights.pt (rsl_rl's actor and critic state dicts: what fine-tuning starts from).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,9 +25,9 @@ from rewardloop.rl.env import RobotEnv
 from rewardloop.rl.randomize import Randomization
 from rewardloop.rl.train import TrainConfig
 from rewardloop.sim.rollout import Rollouts
-from rewardloop.sim.scene import Scene, compile_scene
+from rewardloop.sim.scene import CompiledScene, Scene, compile_scene
 
-META, TORCH_FILE, ONNX_FILE = "policy.json", "policy.pt", "policy.onnx"
+META, TORCH_FILE, ONNX_FILE, WEIGHTS_FILE = "policy.json", "policy.pt", "policy.onnx", "weights.pt"
 ONNX_TOLERANCE = 1e-4
 """Largest |action difference| between onnxruntime and torch that an export may have."""
 
@@ -57,9 +59,13 @@ class TrainedPolicy:
         return cls(TrainConfig.from_dict(meta["config"]), module, layout)
 
 
-def save_policy(actor: MLPModel, config: TrainConfig, obs_layout: list[tuple[str, int]], folder: Path) -> Path:
-    """Write policy.json and policy.pt for `actor` (its deterministic output, normalizer included)."""
+def save_policy(actor: MLPModel, config: TrainConfig, obs_layout: list[tuple[str, int]], folder: Path, *,
+                weights: dict[str, Any] | None = None) -> Path:
+    """Write policy.json and policy.pt for `actor` (its deterministic output, normalizer included), and weights.pt
+    when given `weights` (`Trainer.weights()`)."""
     folder.mkdir(parents=True, exist_ok=True)
+    if weights is not None:
+        torch.save(weights, folder / WEIGHTS_FILE)
     with warnings.catch_warnings():  # torch 2.13 marks TorchScript deprecated; rsl_rl's export still uses it
         warnings.simplefilter("ignore", DeprecationWarning)
         scripted = torch.jit.script(actor.as_jit().to("cpu").eval())
@@ -110,13 +116,19 @@ class PolicyRun:
         return self.distance / np.where(np.isnan(self.fall_s), self.seconds, self.fall_s)
 
 
-def run_policy(policy: TrainedPolicy, *, seconds: float, copies: int = 4,
-               randomization: Randomization | None = None, seed: int = 0) -> PolicyRun:
-    """Run `policy` on its body for `seconds` in `copies` copies (MotionVL's randomization when given)."""
+def run_policy(policy: TrainedPolicy, *, seconds: float, copies: int = 4, randomization: Randomization | None = None,
+               seed: int = 0, scene: CompiledScene | None = None, restart: bool = True,
+               pushes: Sequence[tuple[float, float]] = ()) -> PolicyRun:
+    """Run `policy` for `seconds` in `copies` copies of `scene` (default: its body on flat ground), under MotionVL's
+    randomization when given, with `pushes`: (time s, sideways velocity kick m/s, + left) to every copy's root. A
+    copy that falls restarts standing, or with `restart` False lies where it fell and the run goes on (an
+    optimizer's executed motion; falls are then read from the motion, fall_s stays NaN)."""
     steps = max(1, round(seconds / policy.config.env.control_dt))
     env_config = dataclasses.replace(policy.config.env, num_envs=copies, randomization=randomization, seed=seed,
                                      episode_s=seconds + 1.0, block_steps=steps)  # the block keeps the whole run
-    scene = compile_scene(Scene(policy.config.body))
+    if not restart:  # nothing counts as a fall: no height below 0 × standing, no tilt past 180°
+        env_config = dataclasses.replace(env_config, fall_height=0.0, fall_tilt_deg=181.0)
+    scene = scene or compile_scene(Scene(policy.config.body))
     fall_s, distance = np.full(copies, np.nan), np.zeros(copies)
     root_x = 1 + scene.model.jnt_qposadr[scene.model.body(scene.body.root).jntadr[0]]  # state: time, qpos, ...
     with RobotEnv(scene, None, env_config) as env:
@@ -124,6 +136,8 @@ def run_policy(policy: TrainedPolicy, *, seconds: float, copies: int = 4,
         for step in range(steps):
             up = np.isnan(fall_s)
             distance[up] = (env.state[:, root_x] - start_x)[up]
+            for _, kick in _due(pushes, step, env_config.control_dt):
+                env.state[:, env.root_linvel + 1] += kick
             result = env.step(policy.act(obs))
             fell = result.dones & ~result.time_outs & up
             fall_s[fell] = (step + 1) * env_config.control_dt
@@ -131,3 +145,9 @@ def run_policy(policy: TrainedPolicy, *, seconds: float, copies: int = 4,
         before, sensors, control = env.blocks.recorded()
     after = np.concatenate([before[:, 1:], env.state[:, None]], axis=1)
     return PolicyRun(seconds, fall_s, distance, Rollouts(before[:, 0].copy(), after, sensors.copy(), control.copy()))
+
+
+def _due(pushes: Sequence[tuple[float, float]], step: int, dt: float) -> list[tuple[float, float]]:
+    """The pushes whose time falls within control step `step` ([step dt, (step + 1) dt))."""
+    return [(t, v) for t, v in pushes if step * dt <= t < (step + 1) * dt]
+

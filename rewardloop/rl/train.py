@@ -34,9 +34,10 @@ from tensordict import TensorDict
 from rewardloop.errors import UserError
 from rewardloop.reward import LoadedReward, load_reward
 from rewardloop.reward.program import RewardProgram
+from rewardloop.rl.blocks import RewardCall
 from rewardloop.rl.env import EnvConfig, RobotEnv
 from rewardloop.rl.randomize import Randomization
-from rewardloop.sim.scene import Scene, compile_scene
+from rewardloop.sim.scene import CompiledScene, Scene, compile_scene
 
 CHECKPOINT, CONFIG, CURVE = "checkpoint.pt", "config.json", "curve.json"
 
@@ -171,16 +172,22 @@ class _Episodes:
 
 
 class Trainer:
-    """PPO on a RobotEnv through rsl_rl. Use as a context manager (it owns physics threads and a reward worker)."""
+    """PPO on a RobotEnv through rsl_rl. Use as a context manager (it owns physics threads and a reward worker).
 
-    def __init__(self, config: TrainConfig, *, out: Path | None = None):
+    By default it loads config.reward_source itself (sandboxed unless trusted) on the body's flat scene; an
+    optimizer passes the `scene` and the `reward` it was given instead (the caller keeps and closes that reward).
+    """
+
+    def __init__(self, config: TrainConfig, *, out: Path | None = None, scene: CompiledScene | None = None,
+                 reward: RewardCall | None = None):
         self.config, self.out = config, out
         torch.manual_seed(config.seed)
         torch.set_num_threads(config.torch_threads)
-        program = RewardProgram.from_source(config.reward_source)
-        self.reward: LoadedReward = load_reward(program, trusted=config.reward_trusted)
-        scene = compile_scene(Scene(config.body))
-        self.env = RobotEnv(scene, self.reward, config.env)
+        self._owned: LoadedReward | None = None
+        if reward is None:
+            program = RewardProgram.from_source(config.reward_source)
+            reward = self._owned = load_reward(program, trusted=config.reward_trusted)
+        self.env = RobotEnv(scene or compile_scene(Scene(config.body)), reward, config.env)
         self.obs = self._tensors(self.env.observe())
         self.alg = _ppo(self.obs, self.env, config)
         self.episodes = _Episodes(self.env.num_envs)
@@ -196,7 +203,21 @@ class Trainer:
 
     def close(self) -> None:
         self.env.close()
-        self.reward.close()
+        if self._owned is not None:
+            self._owned.close()
+
+    def start_from(self, weights: dict[str, Any]) -> None:
+        """Fine-tune: take a trained policy's actor and critic weights (`policy.WEIGHTS_FILE`: rsl_rl's state
+        dicts, networks of this config's sizes); the optimizer starts fresh."""
+        try:
+            self.alg.load(weights, {"actor": True, "critic": True}, strict=True)
+        except (KeyError, RuntimeError) as error:
+            raise UserError(f"the base policy's networks do not fit this training's: {str(error)[:200]}") from None
+
+    def weights(self) -> dict[str, Any]:
+        """The actor's and critic's state dicts (what `start_from` takes)."""
+        saved = self.alg.save()
+        return {k: saved[k] for k in ("actor_state_dict", "critic_state_dict")}
 
     def _tensors(self, obs: np.ndarray) -> TensorDict:
         return TensorDict({"policy": torch.as_tensor(obs)}, batch_size=[obs.shape[0]])
