@@ -322,3 +322,11 @@ def test_the_critic_needs_a_flight_phase_for_a_jog_and_high_thighs_for_high_knee
     finding = next(f for f in judgement.findings if f.check == check)
     assert finding.score == pytest.approx(score) and finding.weight > 0
     assert judgement.success is False or score == 1.0  # short of either, never a success
+
+
+def test_a_diagonal_walk_is_not_judged_against_people_walking_straight_ahead():
+    from rewardloop.critic.rules import is_walking
+
+    assert is_walking(targets_from_description("walk forward"))
+    assert not is_walking(targets_from_description("walk diagonally forward and to the left"))
+    assert not is_walking(targets_from_description("side-step to the right"))

@@ -74,8 +74,9 @@ PASS_SCORE = 0.6
 
 def is_walking(targets: Targets) -> bool:
     """Whether the task asks for a gait (judged against people's walking): travel forward or backward, or step on
-    the spot."""
-    return (targets.locomotion and targets.direction != 0) or targets.step_in_place
+    the spot. Not a sideways or diagonal travel: people's normative gait data are of walking straight ahead, so a
+    diagonal walk's side-steps would be judged unlike a walk for doing what was asked."""
+    return (targets.locomotion and targets.direction != 0 and targets.lateral is None) or targets.step_in_place
 
 
 def is_standing(targets: Targets) -> bool:
