@@ -49,7 +49,7 @@ def test_optimize_steps_in_place_from_rest_as_the_loop_does(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["--reward", "nonexistent_reward"], "is neither a canonical reward"),
-    (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, plan, predictive, search"),
+    (["--optimizer", "ilqg"], "unknown optimizer 'ilqg'; choose one of: cem, mppi, plan, ppo, predictive, search"),
     (["--optimizer", "mppi", "--samples", "1"], "samples must be at least 2"),
     (["--duration", "nan"], "--duration must be a positive finite number, got nan"),  # nan <= 0 is False
     (["--duration", "inf"], "--duration must be a positive finite number, got inf"),

@@ -233,7 +233,8 @@ def test_the_train_command_trains_resumes_and_writes_the_policy(tmp_path, capsys
     out = capsys.readouterr().out
     assert "it     1/1" in out and "it     2/2" in out and "it     1/2" not in out
     assert "steps/s" in out and "falls" in out and "left" in out
-    assert {p.name for p in (tmp_path / "policy").iterdir()} == {"policy.json", "policy.pt", "policy.onnx"}
+    assert {p.name for p in (tmp_path / "policy").iterdir()} == {"policy.json", "policy.pt", "policy.onnx",
+                                                                 "weights.pt"}
 
 
 def test_the_train_command_says_what_a_bad_reward_is(tmp_path, capsys):

@@ -3,7 +3,8 @@
     rewardloop train --body berkeley_humanoid --reward walk --steps 2000000 --out runs/walk
 
 Run again with the same --out to resume from its checkpoint (a larger --steps trains on). The policy lands in
-OUT/policy (policy.pt, policy.onnx, policy.json), the learning curve in OUT/curve.json.
+OUT/policy (policy.pt, policy.onnx, policy.json, weights.pt: a base that PPO candidates can fine-tune), the learning
+curve in OUT/curve.json.
 """
 
 from __future__ import annotations
@@ -75,11 +76,13 @@ def _progress(total: int):  # -> Callable[[IterationRecord], None]
 
 def cmd_train(args: argparse.Namespace) -> int:
     """Train a robot policy with PPO (rsl_rl) against a reward; resumes from OUT's checkpoint."""
+    from rewardloop.rl import missing_extra
+
     try:
         from rewardloop.rl.policy import TrainedPolicy, export_onnx, save_policy
         from rewardloop.rl.train import Trainer
     except ImportError as error:
-        raise UserError(f"training needs the rl extra (pip install -e '.[rl]'): {error}") from None
+        raise missing_extra("rewardloop train", error) from None
 
     out = writable_directory(args.out, flag="--out")
     config = _config(args)
@@ -88,7 +91,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     with Trainer(config, out=out) as trainer:
         result = trainer.run(progress=_progress(config.iterations),
                              max_seconds=args.minutes * 60 if args.minutes else None)
-        folder = save_policy(trainer.alg.get_policy(), config, trainer.env.obs_layout(), out / "policy")
+        folder = save_policy(trainer.alg.get_policy(), config, trainer.env.obs_layout(), out / "policy",
+                             weights=trainer.weights())
         obs = trainer.env.observe()
     mismatch = export_onnx(TrainedPolicy.load(folder), folder, check_obs=obs)
     print(f"policy: {folder} (ONNX matches torch within {mismatch:.1e})")
