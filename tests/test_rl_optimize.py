@@ -199,3 +199,14 @@ def test_run_optimizer_ppo_takes_the_presets_budget(capsys):
     assert RunConfig.from_dict(quick.to_dict()) == quick  # a resumed run reads the same settings
     with pytest.raises(UserError, match="add --optimizer ppo"):
         config("--ppo-steps", "10")
+
+
+def test_a_ppo_run_that_could_not_train_stops_before_it_starts(tmp_path, capsys, monkeypatch):
+    argv = ["run", "walk forward", "--optimizer", "ppo", "--out", str(tmp_path)]
+    _one_line_error(capsys, [*argv, "--body", "humanoid"], "humanoid is not one")
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "rsl_rl" else real(name, *a))
+    _one_line_error(capsys, [*argv, *ROBOT], "pip install 'rewardloop[rl]' (could not import rsl_rl)")
+    assert list(tmp_path.iterdir()) == []  # no run directory was made

@@ -163,6 +163,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     task = task_from_args(args)
     config = config_from_args(args)
     writable_directory(args.out, flag="--out")
+    check_ppo(config, task)
     preflight(config, task)
     task = understand(args, task, config)
     store = start_run(task, config, out=args.out)
@@ -226,6 +227,25 @@ def _drive(store, *, quiet: bool, stream: TextIO | None = None) -> int:  # store
 
 PREFLIGHT_TIMEOUTS_S = (20.0, 300.0)
 """First-token limits of the preflight call (remote, local): a local server may still be loading its model."""
+
+
+def check_ppo(config, task) -> None:  # config: RunConfig, task: Task
+    """Fail fast, with one line, where PPO candidates could not train: a body without joint-position servos, or
+    no rl extra (checked without importing torch)."""
+    import importlib.util
+
+    from rewardloop.rl import missing_extra
+    from rewardloop.sim.bodies import BODIES
+
+    if config.optimizer is None or config.optimizer.kind != "ppo":
+        return
+    if BODIES[task.scene.body].actuator_kind != "servo":
+        robots = ", ".join(name for name, body in BODIES.items() if body.actuator_kind == "servo")
+        raise UserError(f"--optimizer ppo trains robots driven by joint-position servos ({robots}); "
+                        f"{task.scene.body} is not one")
+    for module in ("torch", "rsl_rl", "onnxruntime"):
+        if importlib.util.find_spec(module) is None:
+            raise missing_extra("--optimizer ppo", ImportError(name=module))
 
 
 def preflight(config, task=None) -> None:  # config: RunConfig, task: Task | None
