@@ -67,10 +67,10 @@ def training_config(scene: CompiledScene, reward: RewardFunction, config: Optimi
     program = getattr(reward, "program", None)  # TrustedReward and SandboxedReward both keep theirs
     source = program.source if program is not None else ""
     fields: dict[str, Any] = {"num_envs": settings.envs, "seed": seed, "nthread": config.nthread or 0,
-              "command_speed": command_speed(source, scene.standing_height),
-              "randomization": Randomization() if settings.randomize else None}
+                              "command_speed": command_speed(source, scene.standing_height),
+                              "randomization": Randomization() if settings.randomize else None}
     trained: dict[str, Any] = {"reward_source": source, "reward_trusted": isinstance(reward, TrustedReward),
-               "body": scene.scene.body, "steps": settings.steps, "seed": seed}
+                               "body": scene.scene.body, "steps": settings.steps, "seed": seed}
     if base is None:
         return TrainConfig(**trained, env=EnvConfig(**fields))
     before = TrainedPolicy.load(base).config
