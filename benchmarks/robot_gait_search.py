@@ -27,6 +27,7 @@ from pathlib import Path
 from rewardloop.control.config import OptimizerConfig, Perturbations, SearchConfig
 from rewardloop.control.metrics import TaskMetrics
 from rewardloop.control.search.cmaes import search_motion
+from rewardloop.control.search.policy import Policy
 from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.scene import Scene, compile_scene
@@ -78,8 +79,8 @@ def main(argv: list[str] | None = None) -> int:
     trajectory = search_motion(scene, reward, config, seed=args.seed, progress=lambda p: print(p.message, flush=True))
     record = found_by(args, trajectory.wall_time_s, trajectory.metrics)
     out = args.out or GAITS / f"{args.body}.json"
-    if trajectory.policy is None:
-        raise SystemExit("the search returned no policy")
+    if not isinstance(trajectory.policy, Policy):
+        raise SystemExit("the search returned no structured controller's policy")
     trajectory.policy.save(out, found_by=record)
     print(json.dumps(record), flush=True)
     previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
