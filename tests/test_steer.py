@@ -209,3 +209,21 @@ def test_the_steering_tables_come_from_saved_results_into_the_readme(tmp_path, c
     (tmp_path / "bad.json").write_text("{}")
     assert main(["bench", "--suite", "steer", "--report", str(tmp_path / "bad.json")]) == 2
     assert "not a steering result" in capsys.readouterr().err
+
+
+def test_the_asks_fit_a_small_crouched_robot_and_stay_as_written_for_people():
+    # Berkeley Humanoid stands 0.52 m (0.52 / 0.86 = 0.605 of the humanoid) with knees bent 0.983 rad: 'slower'
+    # asks 0.8 x 0.605 = 0.48 m/s, 'wider' 0.3-0.5 x 0.605 m, 'quicker-cadence' 2.4 / sqrt(0.605) = 3.09 steps/s,
+    # 'bent-knees' 0.983 + 0.5 rad; the humanoid's asks are the very programs as written.
+    from rewardloop.bench.steer import ASKS, BodyScale
+    from rewardloop.sim.scene import Scene, compile_scene
+
+    robot = BodyScale.of(compile_scene(Scene("berkeley_humanoid")))
+    assert robot.length == pytest.approx(0.52015 / 0.86, abs=1e-3) and robot.knee_rad == pytest.approx(0.983)
+    fitted = {ask.name: ask.for_body(robot) for ask in ASKS}
+    assert fitted["slower"].speed == pytest.approx(0.8 * robot.length)
+    assert fitted["wider"].params["low"] == pytest.approx(0.3 * robot.length)
+    assert fitted["quicker-cadence"].params["low"] == pytest.approx(2.4 / robot.length ** 0.5)
+    assert "- 1.483 rad" in fitted["bent-knees"].program().source
+    person = BodyScale.of(compile_scene(Scene("humanoid")))
+    assert all(ask.for_body(person).program().source == ask.program().source for ask in ASKS)

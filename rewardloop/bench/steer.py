@@ -60,12 +60,51 @@ def {name}(f):
 '''
 
 
-_BENT_KNEES = '''
+def _bent_knees_term(target: float) -> str:
+    """Free code of a term -mean over legs of contact × (knee flexion - target)² (rad²) in stance."""
+    return f'''
 def bent_knees(f):
-    """-mean over legs of contact × (knee flexion - 0.5 rad)² (rad²): knees bent about 30 degrees in stance."""
-    return -0.5 * sum(f[f"{side}_foot_contact"] * (f[f"{side}_knee_flexion"] - 0.5) ** 2
+    """-mean over legs of contact × (knee flexion - {target:.4g} rad)² (rad²): knees bent more in stance."""
+    return -0.5 * sum(f[f"{{side}}_foot_contact"] * (f[f"{{side}}_knee_flexion"] - {target:.4g}) ** 2
                       for side in ("left", "right"))
 '''
+
+
+BENT_KNEES_RAD = 0.5
+"""How much more the bent-knees ask bends the stance knee than the body's standing pose (rad; about 30 degrees)."""
+PERSON_STANDING_M = 0.86
+"""Standing pelvis height (m) of the smallest body the asks' numbers were written for (the humanoid): a smaller
+body's asks are scaled to it (`BodyScale`)."""
+
+
+@dataclass(frozen=True)
+class BodyScale:
+    """What makes an ask's numbers fit a body smaller than the people-sized ones the asks were written for: lengths
+    and speeds scale with the standing height (as the canonical walk's target speed does), rates with its inverse
+    square root (Froude similarity: a shorter leg steps quicker); knee asks count from the standing pose's knee (a
+    robot that stands crouched)."""
+
+    length: float = 1.0
+    """Standing height over PERSON_STANDING_M, at most 1 (a body larger than a person keeps the asks as written)."""
+    knee_rad: float = 0.0
+    """Knee flexion of the standing pose (rad), mean of both legs."""
+
+    @classmethod
+    def of(cls, scene: CompiledScene) -> BodyScale:
+        state, layout = scene.initial_state, scene.layout
+        knees = [layout.joint_sign[f"{side}_knee_flexion"] * state[1 + layout.joint_qpos[f"{side}_knee_flexion"]]
+                 for side in SIDES]
+        return cls(min(1.0, scene.standing_height / PERSON_STANDING_M), float(np.mean(knees)))
+
+    def factor(self, kind: str) -> float:
+        """The factor of a 'length', 'speed' or 'rate' quantity (1 for anything else)."""
+        return {"length": self.length, "speed": self.length, "rate": self.length ** -0.5}.get(kind, 1.0)
+
+
+MEASURE_SCALES = {"speed": "speed", "cadence": "rate", "width": "length", "clearance": "length"}
+"""An ask's measure -> the kind of quantity it is (`BodyScale.factor`): its margin scales with the body."""
+PARAM_SCALES = {"low": None, "high": None, "target": "length", "limit": "length"}
+"""A library term's parameter -> the kind of quantity it is; None: the measure's own (a band of the measure)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +144,16 @@ class Ask:
             return self.margin
         return min(self.margin, 0.5 * max(before - self.floor, 0.0))
 
+    def for_body(self, scale: BodyScale) -> Ask:
+        """This ask with its numbers fitted to a body (`BodyScale`); the same ask for a people-sized one."""
+        kind = MEASURE_SCALES.get(self.measure, "")
+        params = {name: value * scale.factor(PARAM_SCALES.get(name, "") or kind) if name in PARAM_SCALES else value
+                  for name, value in self.params.items()}
+        code = _bent_knees_term(scale.knee_rad + BENT_KNEES_RAD) if self.name == "bent-knees" else self.code
+        speed = None if self.speed is None else self.speed * scale.factor("speed")
+        return dataclasses.replace(self, margin=self.margin * scale.factor(kind), params=params, code=code,
+                                   speed=speed)
+
     def program(self) -> RewardProgram:
         """The canonical walk with this ask's change."""
         if self.speed is not None or self.turn is not None:
@@ -129,7 +178,7 @@ ASKS: tuple[Ask, ...] = (
     Ask("higher-clearance", "clearance", +1, 0.02, "foot_clearance", 300.0, {"target": 0.15}),
     Ask("lower-clearance", "clearance", -1, 0.005, "swing_height_limit", 30.0, {"limit": 0.01}, floor=0.0),
     Ask("straighter-knees", "knee_midstance", -1, 3.0, "knee_extension", 10.0, {"stance_only": True}, floor=0.0),
-    Ask("bent-knees", "knee_midstance", +1, 5.0, code=_BENT_KNEES, weight=10.0),
+    Ask("bent-knees", "knee_midstance", +1, 5.0, code=_bent_knees_term(BENT_KNEES_RAD), weight=10.0),
     Ask("lean-forward", "trunk_pitch", +1, 3.0, code=_trunk_pitch_term("lean", 0.3), weight=10.0),
     Ask("upright", "trunk_pitch", -1, 2.0, code=_trunk_pitch_term("upright_trunk", -0.05), weight=30.0),
     Ask("turn-left", "heading", +1, 20.0, turn=0.3),
@@ -187,14 +236,16 @@ def motion_row(scene: CompiledScene, trajectory: Trajectory) -> dict[str, Any]:
             "wall_s": trajectory.wall_time_s}
 
 
-def verdict(ask: Ask, before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def verdict(ask: Ask, before: dict[str, Any], after: dict[str, Any], scale: BodyScale = BodyScale()) -> dict[str, Any]:
     """Whether `after` moved the ask's measure from `before` the asked way by its margin without a fall, and still
-    walks (no shuffle, no crouch, unless the ask is for that measure)."""
+    walks (no shuffle, no crouch past the standing knee, unless the ask is for that measure), for a body of
+    `scale`."""
     change = after[ask.measure] - before[ask.measure]
     margin = ask.margin_from(before[ask.measure])
     moved = bool(np.isfinite(change) and ask.sign * change >= margin and not after["fell"])
-    shuffle = bool(after["cadence"] > SHUFFLE_CADENCE) and ask.measure != "cadence"
-    crouch = bool(after["knee_midstance"] > CROUCH_KNEE_DEG) and ask.measure != "knee_midstance"
+    shuffle = bool(after["cadence"] > SHUFFLE_CADENCE * scale.factor("rate")) and ask.measure != "cadence"
+    crouch_deg = CROUCH_KNEE_DEG + np.degrees(scale.knee_rad)
+    crouch = bool(after["knee_midstance"] > crouch_deg) and ask.measure != "knee_midstance"
     return {"change": float(change), "margin": margin, "moved": moved,
             "walks": not (shuffle or crouch or after["fell"]), "shuffle": shuffle, "crouch": crouch}
 
@@ -232,17 +283,20 @@ def asks_for(body_has_arms: bool, names: Sequence[str] | None = None) -> tuple[A
 
 def steer_body(body: str, seeds: Sequence[int], asks: Sequence[Ask], optimizer: Optimize,
                say: Callable[[str], None] = lambda line: None) -> list[dict[str, Any]]:
-    """Rows of one body: per seed, the canonical walk's motion ('walk', the before) and each ask's with its verdict."""
+    """Rows of one body: per seed, the canonical walk's motion ('walk', the before) and each ask's with its verdict;
+    the asks' numbers fitted to the body (`Ask.for_body`)."""
     scene = compile_scene(Scene(body, Terrain("flat"), start_speed=walking_start_speed(body)))
+    scale = BodyScale.of(scene)
+    fitted = [ask.for_body(scale) for ask in asks]
     rows = []
     for seed in seeds:
         before = motion_row(scene, optimizer(scene, canonical("walk"), seed))
         rows.append({"body": body, "seed": seed, "ask": "walk", **before})
         say(_line(rows[-1]))
-        for ask in asks:
+        for ask in fitted:
             after = motion_row(scene, optimizer(scene, ask.program(), seed))
             rows.append({"body": body, "seed": seed, "ask": ask.name, "measure": ask.measure,
-                         "before": before[ask.measure], **after, **verdict(ask, before, after)})
+                         "before": before[ask.measure], **after, **verdict(ask, before, after, scale)})
             say(_line(rows[-1]))
     return rows
 
