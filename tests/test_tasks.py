@@ -181,8 +181,10 @@ def test_the_course_canonicals_pass_the_checker(name, humanoid_flat):
     assert {"course", "path", "face"} <= set(report.terms)
 
 
-@pytest.mark.parametrize("name", ["stand_left_leg", "stand_right_leg"])
-def test_the_one_leg_canonicals_pass_the_checker(name, humanoid_flat):
+@pytest.mark.parametrize(("name", "terms"), [("stand_left_leg", {"one_leg", "balance", "still"}),
+                                             ("stand_right_leg", {"one_leg", "balance", "still"}),
+                                             ("step_in_place_high_knees", {"knee_lift", "stepping", "stay"})])
+def test_the_one_leg_and_high_knee_canonicals_pass_the_checker(name, terms, humanoid_flat):
     report = check_program(canonical(name), humanoid_flat)
     assert report.passed, report.to_text()
-    assert {"one_leg", "balance", "still"} <= set(report.terms)
+    assert terms <= set(report.terms)

@@ -337,13 +337,13 @@ CANONICAL.update({f"stand_{stance}_leg": _program(
 
 _HIGH_KNEES = '''
 def knee_lift(f):
-    """Each swinging thigh lifted toward 1.2 rad (69°), summed over legs (0-2): high knees."""
-    return lib.swing_hip_flexion(f, target=1.2)
+    """Each swinging thigh lifted toward 1.4 rad (80°), summed over legs (0-2): high knees."""
+    return lib.swing_hip_flexion(f, target=1.4)
 '''
 
 CANONICAL["step_in_place_high_knees"] = _program(
-    _IN_PLACE + _STEPPING + _HIGH_KNEES + _BODY_TERMS + _HEADING + _CLEARANCE,
-    {**_BASE, "still": 1.0, "stay": 5.0, "stepping": 1.0, "step_rate": 1.0, "knee_lift": 3.0, "face": 0.5,
+    _IN_PLACE + _STEPPING + _HIGH_KNEES + _BODY_TERMS + _FACING + _CLEARANCE,
+    {**_BASE, "still": 1.0, "stay": 5.0, "stepping": 1.0, "step_rate": 1.0, "knee_lift": 15.0, "face": 1.0,
      "foot_clearance": 20.0})
 
 CANONICAL.update({f"walk_{name}": _program(
