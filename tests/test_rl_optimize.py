@@ -210,3 +210,11 @@ def test_a_ppo_run_that_could_not_train_stops_before_it_starts(tmp_path, capsys,
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "rsl_rl" else real(name, *a))
     _one_line_error(capsys, [*argv, *ROBOT], "pip install 'rewardloop[rl]' (could not import rsl_rl)")
     assert list(tmp_path.iterdir()) == []  # no run directory was made
+
+
+def test_a_learning_curves_axis_has_a_few_round_ticks():
+    from rewardloop.report.plots import x_ticks
+
+    assert x_ticks(0, 5) == [0, 1, 2, 3, 4, 5]  # iterations: every one
+    assert x_ticks(192, 300_288) == [50_000, 100_000, 150_000, 200_000, 250_000, 300_000]  # 300k / 8 -> 50k apart
+    assert x_ticks(0.0, 17.0) == [0, 5, 10, 15]  # 17 / 8 = 2.1 -> 5 apart

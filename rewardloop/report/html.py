@@ -26,6 +26,8 @@ from rewardloop.tasks import Task
 
 REPORT_FILE = "report.html"
 """Name of the report inside a run directory."""
+CURVE_POINTS = 60
+"""About how many of a PPO learning curve's iterations the plot marks."""
 
 
 def write_report(run_dir: Path | str, *, out: Path | str | None = None) -> Path:
@@ -174,7 +176,8 @@ def _learning_curve(folder: Path) -> str:
     path = folder / "trajectory" / "policy" / "curve.json"
     try:
         curve = json.loads(path.read_text())
-        points = [(float(r["env_steps"]), float(r["reward"])) for r in curve]
+        shown = curve[:: max(1, len(curve) // CURVE_POINTS)]  # a 5-minute training has about 600 iterations
+        points = [(float(r["env_steps"]), float(r["reward"])) for r in shown]
         last = curve[-1]
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return ""

@@ -99,12 +99,13 @@ def _padded(low: float, high: float) -> tuple[float, float]:
 
 def _axes(sx, sy, x0: float, x1: float, y0: float, y1: float, width: int, height: int, left: int, bottom: int,
           x_label: str, y_label: str) -> str:
-    """Axis lines, integer x ticks (iterations), five y ticks and the labels."""
+    """Axis lines, x ticks (`x_ticks`), five y ticks and the labels."""
     base = height - bottom
     parts = [f'<line x1="{left}" y1="{base}" x2="{width - 12}" y2="{base}" stroke="#333"/>',
              f'<line x1="{left}" y1="{base}" x2="{left}" y2="28" stroke="#333"/>']
-    for x in range(math.ceil(x0), math.floor(x1) + 1):
-        parts.append(f'<text x="{sx(x):.1f}" y="{base + 14}" font-size="10" text-anchor="middle">{x}</text>')
+    for x in x_ticks(x0, x1):
+        parts.append(f'<text x="{sx(x):.1f}" y="{base + 14}" font-size="10" text-anchor="middle">'
+                     f'{_tick_label(x)}</text>')
     for y in np.linspace(y0, y1, 5):
         parts.append(f'<line x1="{left - 3}" y1="{sy(y):.1f}" x2="{width - 12}" y2="{sy(y):.1f}" stroke="#ddd"/>'
                      f'<text x="{left - 5}" y="{sy(y) + 3:.1f}" font-size="10" text-anchor="end">{y:.3g}</text>')
@@ -113,3 +114,21 @@ def _axes(sx, sy, x0: float, x1: float, y0: float, y1: float, width: int, height
     parts.append(f'<text x="12" y="{(height - bottom) / 2 + 20}" font-size="11" text-anchor="middle" '
                  f'transform="rotate(-90 12 {(height - bottom) / 2 + 20})">{escape(y_label)}</text>')
     return "".join(parts)
+
+
+def x_ticks(x0: float, x1: float, most: int = 8) -> list[float]:
+    """Every integer from x0 to x1 where there are at most `most` (iterations), else at most `most` round values
+    (1, 2 or 5 × a power of ten apart: a learning curve's env steps run to hundreds of thousands)."""
+    step = 1.0
+    if x1 - x0 > most:
+        least = (x1 - x0) / most
+        power = 10.0 ** math.floor(math.log10(least))
+        step = next(m * power for m in (1, 2, 5, 10) if m * power >= least)
+    first = math.ceil(x0 / step) * step
+    return [first + k * step for k in range(int((x1 - first) / step + 1e-9) + 1)]
+
+
+def _tick_label(x: float) -> str:
+    """'3' for an iteration, '150k' for 150 000 env steps."""
+    return f"{x / 1000:g}k" if abs(x) >= 10_000 else f"{x:g}"
+
