@@ -188,16 +188,19 @@ def motions_table(name: str, root: Path = ROOT) -> str:
     result = read_result(name, root)
     lines = [f"- run {i}: {provenance_line(name, run)}" for i, run in enumerate(result["runs"])]
     lines += ["", "| body | description | run | seeds | optimizer | success rule | met | metric | heading change (°) | "
-              "falls | critic success | critic score | wall per motion (s) |", "|---|---|---|---|---|---|---|---|---|"
-              "---|---|---|---|"]
+              "hip flexion peak (°) | flight (%) | falls | critic success | critic score | wall per motion (s) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     rows = result["rows"]
     for key in dict.fromkeys((r["body"], r["description"], r["run"]) for r in rows):
         group = [r for r in rows if (r["body"], r["description"], r["run"]) == key]
         first = group[0]
+        flight = [100 * r["flight_fraction"] if "flight_fraction" in r else None for r in group]
         lines.append(f"| {key[0]} | {key[1]} | {key[2]} | {len(group)} | {first['optimizer']} | "
                      f"{first['success_rule']} | {sum(r['achieved'] for r in group)}/{len(group)} | "
                      f"{first['metric']} {_spread([r['metric_value'] for r in group])} | "
-                     f"{_spread([r['heading_change_deg'] for r in group], '.0f')} | {sum(r['fell'] for r in group)} | "
+                     f"{_spread([r['heading_change_deg'] for r in group], '.0f')} | "
+                     f"{_spread([r.get('hip_flexion_peak_deg') for r in group], '.0f')} | "
+                     f"{_spread(flight, '.1f')} | {sum(r['fell'] for r in group)} | "
                      f"{sum(r['critic_success'] for r in group)}/{len(group)} | "
                      f"{_spread([r['critic_score'] for r in group], '.1f')} | "
                      f"{_spread([r['wall_s'] for r in group], '.0f')} |")
