@@ -218,3 +218,14 @@ def test_a_learning_curves_axis_has_a_few_round_ticks():
     assert x_ticks(0, 5) == [0, 1, 2, 3, 4, 5]  # iterations: every one
     assert x_ticks(192, 300_288) == [50_000, 100_000, 150_000, 200_000, 250_000, 300_000]  # 300k / 8 -> 50k apart
     assert x_ticks(0.0, 17.0) == [0, 5, 10, 15]  # 17 / 8 = 2.1 -> 5 apart
+
+
+def test_optimize_fine_tunes_a_base_policy_and_says_so(optimized, tmp_path, capsys):
+    base = optimized[0] / "policy"
+    argv = ["optimize", *ROBOT, "--reward", "stand", "--duration", "0.2", "--optimizer", "ppo", "--steps", "10",
+            "--envs", "2", "--base", str(base), "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert f"fine-tuning {base}" in capsys.readouterr().err
+    tuned = TrainedPolicy.load(tmp_path / "policy").config
+    assert tuned.ppo == TrainedPolicy.load(base).config.ppo and tuned.env.num_envs == 2
+    assert tuned.reward_source == canonical("stand").source and tuned.reward_trusted
