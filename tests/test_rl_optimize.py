@@ -229,3 +229,11 @@ def test_optimize_fine_tunes_a_base_policy_and_says_so(optimized, tmp_path, caps
     tuned = TrainedPolicy.load(tmp_path / "policy").config
     assert tuned.ppo == TrainedPolicy.load(base).config.ppo and tuned.env.num_envs == 2
     assert tuned.reward_source == canonical("stand").source and tuned.reward_trusted
+
+
+def test_replay_shipped_on_a_robot_without_a_base_policy_runs_its_gait_and_says_so(capsys):
+    assert main(["replay", "shipped", *ROBOT, "--duration", "0.1"]) == 0
+    captured = capsys.readouterr()
+    assert "no base policy is shipped for berkeley_humanoid yet" in captured.err
+    assert "replaying its shipped gait instead" in captured.err
+    assert "policy" not in json.loads(captured.out)  # the structured replay's summary
