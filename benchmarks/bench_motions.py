@@ -43,6 +43,8 @@ ROWS = {
     "high-knees-in-place": "march in place with high knees",
     "jog-forward": "jog forward",
     "jog-in-place": "jog on the spot",
+    "turn-on-the-spot": "turn left on the spot",
+    "turn-while-walking": "walk while turning to the left",
 }
 """Row -> description (flat ground)."""
 
@@ -57,6 +59,7 @@ def measure(task: Task, trajectory: Any, scene: Any) -> dict[str, Any]:
             "left_leg_stand": round(metrics.left_leg_stand, 3), "right_leg_stand": round(metrics.right_leg_stand, 3),
             "flight_fraction": round(metrics.flight_fraction, 3),
             "hip_flexion_peak_deg": round(math.degrees(metrics.hip_flexion_peak), 1),
+            "travel_m": round(metrics.travel, 3),
             "step_rate_in_place": round(metrics.step_rate_in_place, 2),
             "heading_change_deg": round(math.degrees(metrics.heading_change), 1), "fell": metrics.fell,
             "fall_time": metrics.fall_time, "steps": metrics.steps, "metric": task.metric,

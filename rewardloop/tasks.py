@@ -45,6 +45,7 @@ METRICS: dict[str, str] = {
                       "of its start or the body fell",
     "right_leg_stand": "the same on the right foot alone",
     "one_leg_stand": "the same on either foot alone (the larger)",
+    "travel": "m of horizontal pelvis displacement from start to end, any direction",
     "flight_fraction": "fraction of the rollout with both feet off the ground, before any fall",
     "hip_flexion_peak": "rad: the lower over both legs of each leg's 90th-percentile hip flexion, before any fall",
     "goal_error": "manipulation: the object's largest final error relative to its tolerance (cube: position / 2 cm, "
@@ -58,7 +59,7 @@ UNITS: dict[str, str] = {"distance": "m", "backward_distance": "m", "heading_cha
                          "speed": "m/s", "stay_fraction": "", "step_rate_in_place": "steps/s",
                          "goal_error": "", **{name: "m" for name in COURSES}, "sideways": "m",
                          "left_leg_stand": "", "right_leg_stand": "", "one_leg_stand": "", "flight_fraction": "",
-                         "hip_flexion_peak": "rad"}
+                         "hip_flexion_peak": "rad", "travel": "m"}
 """Unit of each metric, for the success rule in words."""
 
 DEFAULT_DISTANCE_M = 2.0
@@ -77,6 +78,12 @@ a march: well above a walk's 30-40° (people and both bodies), short of the thig
 FLIGHT_FRACTION = 0.05
 """Share of the rollout with both feet off the ground that a run or a jog must have: a walk has none, people's jog
 about 10-30 %."""
+TURN_SPOT_TOLERANCE_DEG = 15.0
+"""How far (deg, either way) a turn on the spot may end from the angle asked: it turns to a heading and stays."""
+TURN_SPOT_M = 0.5
+"""How far (m) a turn on the spot may end from where it began: about one of people's steps."""
+TURN_WALK_M = 1.0
+"""How far (m) a turn while walking must end from where it began: it walks, not turns on the spot."""
 FACING_TURN_DEG = 30.0
 """How far (deg, either way) a sideways or diagonal travel may turn from its start heading: turning to face the
 course is walking forward, not sideways."""
@@ -182,6 +189,9 @@ class Task:
 
         if self.canonical is None:
             return None
+        spec = self.understood
+        if self.canonical.startswith("turn_") and self.canonical.endswith("_in_place"):
+            return canonical(self.canonical, heading=math.radians(spec.turn_deg) * (1 if spec.turn == "left" else -1))
         speed = None
         if self.canonical in SPEED_CANONICALS:
             speed = self.forward_speed
@@ -264,6 +274,8 @@ def _limit_words(metric: str, low: float, high: float | None) -> str:
     """A task limit in words: 'heading_change within ±30°', 'flight_fraction >= 0.05'."""
     if high is None:
         return f"{metric} >= {_shown(low, metric)}"
+    if low == 0.0:
+        return f"{metric} <= {_shown(high, metric)}"
     if low == -high:
         return f"{metric} within ±{_shown(high, metric)}"
     return f"{metric} within {_shown(low, metric)} to {_shown(high, metric)}"
@@ -358,8 +370,9 @@ def task_from_description(text: str, body: str, terrain: Terrain | str = "flat",
     metric, success, target = judged_by(spec)
     canonical = canonical_for(spec, ground.kind)
     injury = INJURIES.get(body, ()) if spec.injured else ()
-    walking = canonical is not None and spec.direction != "backward" and not (spec.stay_in_place or
-                                                                                spec.step_in_place or spec.lateral)
+    spot = spec.turn is not None and not spec.locomotion  # a turn on the spot starts from rest
+    walking = canonical is not None and spec.direction != "backward" and not (
+        spec.stay_in_place or spec.step_in_place or spec.lateral or spot)
     return Task(name="custom", description=text.strip(),
                 scene=Scene(body, ground, injury, walking_start_speed(body) if walking else 0.0),
                 duration_s=duration_s or LOCOMOTION_S,
@@ -382,7 +395,8 @@ def manipulation_of(spec: TaskSpec) -> Manipulation:
 def judged_by(spec: TaskSpec) -> tuple[str, float, float | None]:
     """(metric, success threshold, target) that fit a spec.
 
-    A turn: the heading change its way, at least the angle asked. Stepping in place: the step rate while near
+    A turn: the heading change its way, at least the angle asked (on the spot, within TURN_SPOT_TOLERANCE_DEG of
+    it, `limits_for`). Stepping in place: the step rate while near
     the start. Sideways or diagonal travel: the on-course distance its way (`course_of`), at least the distance
     stated (SIDEWAYS_DISTANCE_M), facing kept (`limits_for`). A stand on one leg: the share of the rollout on that
     foot alone near the start (ONE_LEG_FRACTION). Staying in place, or a motion without travel: the
@@ -390,7 +404,9 @@ def judged_by(spec: TaskSpec) -> tuple[str, float, float | None]:
     within SPEED_TOLERANCE. Travel: the distance its way, at least the distance stated (DEFAULT_DISTANCE_M).
     """
     if spec.turn is not None:
-        return ("heading_change" if spec.turn == "left" else "right_turn"), math.radians(spec.turn_deg), None
+        metric = "heading_change" if spec.turn == "left" else "right_turn"
+        short = 0.0 if spec.locomotion else TURN_SPOT_TOLERANCE_DEG  # on the spot: to the angle, give or take
+        return metric, math.radians(spec.turn_deg - short), None
     if spec.step_in_place:
         return "step_rate_in_place", STEP_RATE_SUCCESS, None
     if spec.lateral is not None:
@@ -416,7 +432,8 @@ def course_of(spec: TaskSpec) -> str:
 def limits_for(spec: TaskSpec) -> tuple[tuple[str, float, float | None], ...]:
     """The further conditions of success a spec asks for (`Task.limits`): a sideways or diagonal travel keeps
     facing ahead (FACING_TURN_DEG either way); high knees lift both thighs to HIGH_KNEES_DEG; a run or a jog has a
-    flight phase (FLIGHT_FRACTION)."""
+    flight phase (FLIGHT_FRACTION); a turn on the spot ends near it (TURN_SPOT_M), a turn while walking away from it
+    (TURN_WALK_M)."""
     facing = math.radians(FACING_TURN_DEG)
     limits: list[tuple[str, float, float | None]] = []
     if spec.lateral is not None:
@@ -425,6 +442,11 @@ def limits_for(spec: TaskSpec) -> tuple[tuple[str, float, float | None], ...]:
         limits.append(("hip_flexion_peak", math.radians(HIGH_KNEES_DEG), None))
     if spec.pace == "run":
         limits.append(("flight_fraction", FLIGHT_FRACTION, None))
+    if spec.turn is not None and spec.locomotion:
+        limits.append(("travel", TURN_WALK_M, None))
+    elif spec.turn is not None:  # on the spot: not past the angle either
+        metric = "heading_change" if spec.turn == "left" else "right_turn"
+        limits += [("travel", 0.0, TURN_SPOT_M), (metric, 0.0, math.radians(spec.turn_deg + TURN_SPOT_TOLERANCE_DEG))]
     return tuple(limits)
 
 
@@ -432,7 +454,7 @@ def canonical_for(spec: TaskSpec, terrain: str) -> str | None:
     """The canonical reward that fits a spec on a terrain kind; None for a motion the rules do not know
     (the designer writes the first program)."""
     if spec.turn is not None:
-        return f"turn_{spec.turn}"
+        return f"turn_{spec.turn}" + ("" if spec.locomotion else "_in_place")
     if spec.step_in_place:
         return "step_in_place_high_knees" if "high-knees" in spec.styles else "step_in_place"
     if spec.stance_leg is not None:  # either leg: the left one

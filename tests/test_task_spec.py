@@ -37,8 +37,13 @@ STILL = dict(distance=0.02, speed=0.002, heading_change=0.01, steps=0, backward_
 """A body that stood still for 10 s."""
 FORWARD = dict(distance=5.0, speed=0.5, steps=16, backward_distance=-5.0, stay_fraction=0.05, step_rate_in_place=0.1)
 BACKWARD = dict(distance=-3.0, speed=-0.3, steps=14, backward_distance=3.0, stay_fraction=0.08, step_rate_in_place=0.1)
-LEFT = dict(distance=3.0, speed=0.3, heading_change=1.8, right_turn=-1.8, steps=15, backward_distance=-3.0)
-RIGHT = dict(distance=3.0, speed=0.3, heading_change=-1.8, right_turn=1.8, steps=15, backward_distance=-3.0)
+LEFT = dict(distance=3.0, speed=0.3, heading_change=1.8, right_turn=-1.8, steps=15, backward_distance=-3.0,
+            travel=3.0)
+RIGHT = dict(distance=3.0, speed=0.3, heading_change=-1.8, right_turn=1.8, steps=15, backward_distance=-3.0,
+             travel=3.0)
+SPIN_LEFT = dict(LEFT, distance=0.1, speed=0.01, backward_distance=-0.1, travel=0.2)
+"""A turn on the spot: 103° left, ending 0.2 m from where it began."""
+SPIN_RIGHT = dict(RIGHT, distance=0.1, speed=0.01, backward_distance=-0.1, travel=0.2)
 MARCH = dict(distance=0.1, speed=0.01, steps=18, backward_distance=-0.1, stay_fraction=0.9, step_rate_in_place=1.8)
 """Stepping on the spot: 18 touchdowns in 10 s while the pelvis stays within 0.5 m."""
 JOG = dict(MARCH, flight_fraction=0.1)
@@ -71,14 +76,22 @@ ROWS = [
     ("balance in place", "stay_fraction", 1.0, None, "stand", STILL, MARCH, 0, None),
     ("stay where you are and do not walk", "stay_fraction", 1.0, None, "stand", STILL, FORWARD, 0, None),
     ("remain standing on the spot", "stay_fraction", 1.0, None, "stand", STILL, BACKWARD, 0, None),
-    ("turn right 45 degrees", "right_turn", math.radians(45), None, "turn_right", RIGHT, LEFT, 0, "right"),
+    ("turn right 45 degrees", "right_turn", math.radians(30), None, "turn_right_in_place",
+     dict(SPIN_RIGHT, heading_change=-0.8, right_turn=0.8), SPIN_RIGHT, 0, "right"),  # 46°, not 103°: within 15°
     ("make a right turn while walking", "right_turn", math.pi / 2, None, "turn_right", RIGHT, FORWARD, 1, "right"),
     ("walk and turn 90° to the right", "right_turn", math.pi / 2, None, "turn_right", RIGHT, LEFT, 1, "right"),
-    ("rotate clockwise a quarter turn", "right_turn", math.pi / 2, None, "turn_right", RIGHT, STILL, 0, "right"),
-    ("make a left turn", "heading_change", math.pi / 2, None, "turn_left", LEFT, RIGHT, 0, "left"),
+    ("rotate clockwise a quarter turn", "right_turn", math.radians(75), None, "turn_right_in_place", SPIN_RIGHT,
+     STILL, 0, "right"),
+    ("make a left turn", "heading_change", math.radians(75), None, "turn_left_in_place", SPIN_LEFT, SPIN_RIGHT, 0,
+     "left"),
     ("turn left by 30 degrees while walking", "heading_change", math.radians(30), None, "turn_left", LEFT, STILL, 1,
      "left"),
-    ("curve gently to the left", "heading_change", math.pi / 2, None, "turn_left", LEFT, RIGHT, 0, "left"),
+    ("curve gently to the left", "heading_change", math.radians(75), None, "turn_left_in_place", SPIN_LEFT, RIGHT, 0,
+     "left"),
+    ("turn left on the spot", "heading_change", math.radians(75), None, "turn_left_in_place", SPIN_LEFT, LEFT, 0,
+     "left"),  # a walking turn is not one on the spot
+    ("turn left on the spot", "heading_change", math.radians(75), None, "turn_left_in_place", SPIN_LEFT,
+     dict(SPIN_LEFT, heading_change=4.2), 0, "left"),  # 241°: turning on and on is not a quarter turn
     ("walk in a counterclockwise circle", "heading_change", math.pi / 2, None, "turn_left", LEFT, RIGHT, 1, "left"),
     ("jog on the spot", "step_rate_in_place", 1.0, None, "step_in_place", JOG, MARCH, 0, None),  # a march: no flight
     ("march in place", "step_rate_in_place", 1.0, None, "step_in_place_high_knees", HIGH_MARCH, MARCH, 0, None),
@@ -156,9 +169,9 @@ def test_rule_reader_edge_cases(text, fields):
 
 
 @pytest.mark.parametrize(("text", "start"), [
-    ("walk forward", WALKING_START_SPEED), ("turn right", WALKING_START_SPEED), ("walk backwards", 0.0),
-    ("stand still", 0.0), ("jog on the spot", 0.0), ("wave both arms", 0.0)])
-def test_only_forward_walks_and_turns_start_walking(text, start):
+    ("walk forward", WALKING_START_SPEED), ("walk and turn right", WALKING_START_SPEED), ("turn right", 0.0),
+    ("walk backwards", 0.0), ("stand still", 0.0), ("jog on the spot", 0.0), ("wave both arms", 0.0)])
+def test_only_forward_walks_and_walking_turns_start_walking(text, start):
     assert task_from_description(text, "humanoid").scene.start_speed == start
 
 

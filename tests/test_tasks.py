@@ -124,8 +124,9 @@ def test_the_canonical_rewards_from_rest_are_those_of_the_tasks_that_start_there
     rest = ("stand still", "step in place", "walk backward", "side-step to the left", "side-step to the right",
             "walk diagonally forward and to the left", "walk diagonally forward and to the right",
             "walk diagonally backward and to the left", "walk diagonally backward and to the right",
-            "stand on your left leg", "stand on your right leg", "march in place with high knees")
-    for text in (*rest, "walk forward", "turn left"):
+            "stand on your left leg", "stand on your right leg", "march in place with high knees",
+            "turn left on the spot", "turn right")
+    for text in (*rest, "walk forward", "walk while turning left"):
         task = task_from_description(text, "myolegs")
         assert (task.canonical in FROM_REST) == (task.scene.start_speed == 0.0), text
     assert {task_from_description(t, "humanoid").canonical for t in rest} == set(FROM_REST)
@@ -188,3 +189,13 @@ def test_the_one_leg_and_high_knee_canonicals_pass_the_checker(name, terms, huma
     report = check_program(canonical(name), humanoid_flat)
     assert report.passed, report.to_text()
     assert terms <= set(report.terms)
+
+
+def test_a_turn_on_the_spot_turns_to_the_angle_asked_and_passes_the_checker(humanoid_flat):
+    task = task_from_description("turn right 45 degrees on the spot", "humanoid")
+    assert "lib.heading_error(f, target=-0.7854)" in task.canonical_program().source  # -45° in rad
+    assert "lib.heading_error(f, target=1.5708)" in canonical("turn_left_in_place").source  # 90° unless stated
+    with pytest.raises(UserError, match="no canonical turn on the spot to set"):
+        canonical("walk", heading=0.5)
+    report = check_program(canonical("turn_left_in_place"), humanoid_flat)
+    assert report.passed, report.to_text()

@@ -75,6 +75,8 @@ class TaskMetrics:
     """The same on the right foot alone."""
     one_leg_stand: float = 0.0
     """The larger of left_leg_stand and right_leg_stand: on one leg, either."""
+    travel: float = 0.0
+    """Horizontal pelvis displacement from start to end, any direction (m): how far a turn went from its spot."""
     flight_fraction: float = 0.0
     """Fraction of the duration (0-1) with both feet off the ground before the body fell: the flight phase that
     makes a run or a jog (a walk has none)."""
@@ -226,7 +228,8 @@ def batch_metrics(features: Features) -> list[TaskMetrics]:
     step_rate = steps_in_place(features, STEP_RADIUS_M) / duration
     objects = object_metrics(features)
     courses = {**course_metrics(displacement[:, :2]), **stance_metrics(features),
-               "flight_fraction": flight_fraction(features), "hip_flexion_peak": hip_flexion_peak(features)}
+               "flight_fraction": flight_fraction(features), "hip_flexion_peak": hip_flexion_peak(features),
+               "travel": np.hypot(displacement[:, 0], displacement[:, 1])}
     return [
         TaskMetrics(duration=float(duration[b]), distance=float(displacement[b, 0]),
                     speed=float(displacement[b, 0] / duration[b]),

@@ -335,6 +335,24 @@ CANONICAL.update({f"stand_{stance}_leg": _program(
     + _FACING, {"one_leg": 6.0, "balance": 6.0, "height": 2.0, "upright": 1.0, "posture": 0.1, "fallen": 1.0,
                  "effort": 0.05, "still": 2.0, "stay": 4.0, "face": 1.0}) for stance in ("left", "right")})
 
+_TURN_SPOT = '''
+def turning(f):
+    """-|heading - the turn's end heading| (rad): turn {side} to it and face there."""
+    return lib.heading_error(f, target={heading})
+'''
+"""A turn on the spot: to a heading (90° unless the task states an angle: `canonical(name, heading=...)`), stepping
+(`_STEPPING`) on the spot where the body stands at the start (`_IN_PLACE`'s stay term). Not a yaw rate, as the walking
+turns have: turning at 0.5 rad/s for 10 s, the humanoid's on-the-spot turn went 243° when asked for 90° (seed 0,
+2026-12-07); to the heading, 89.5° (`benchmarks/results/motions_beyond.json`)."""
+
+TURN_SPOT_HEADING = 1.5708
+"""The end heading (rad, + left) of the canonical turns on the spot, where the task states no angle."""
+
+for _side, _sign in (("left", 1.0), ("right", -1.0)):
+    CANONICAL[f"turn_{_side}_in_place"] = _program(
+        _TURN_SPOT.format(side=_side, heading=f"{_sign * TURN_SPOT_HEADING:g}") + _IN_PLACE + _STEPPING + _BODY_TERMS,
+        {**_BASE, "turning": 2.0, "stay": 5.0, "still": 0.5, "stepping": 1.0, "step_rate": 1.0})
+
 _HIGH_KNEES = '''
 def knee_lift(f):
     """Each swinging thigh lifted toward 1.4 rad (80°), summed over legs (0-2): high knees."""
@@ -352,7 +370,8 @@ CANONICAL.update({f"walk_{name}": _program(
     for name in COURSES_DEG})
 """Task name -> program source."""
 
-FROM_REST = ("stand", "step_in_place", "step_in_place_high_knees", "walk_backward", "stand_left_leg", "stand_right_leg",
+FROM_REST = ("stand", "step_in_place", "step_in_place_high_knees", "turn_left_in_place", "turn_right_in_place",
+             "walk_backward", "stand_left_leg", "stand_right_leg",
              *(f"walk_{name}" for name in COURSES_DEG))
 """Canonical rewards of motions that start from rest, as the loop's tasks asking for them do
 (`tasks.task_from_description`); the walks and turns start at the walking start."""
@@ -518,12 +537,24 @@ def with_turn(source: str, rate: float) -> str:
     return source
 
 
-def canonical(name: str, *, speed: float | None = None, turn: float | None = None) -> RewardProgram:
+def with_turn_heading(source: str, heading: float) -> str:
+    """A canonical turn on the spot's source turning to `heading` (rad, + left) instead of TURN_SPOT_HEADING."""
+    old = next((f"target={sign * TURN_SPOT_HEADING:g})" for sign in (1.0, -1.0)
+                if f"heading_error(f, target={sign * TURN_SPOT_HEADING:g})" in source), None)
+    if old is None:
+        raise UserError("this program has no canonical turn on the spot to set: turn_left_in_place, "
+                        "turn_right_in_place")
+    return source.replace(old, f"target={round(heading, 4):g})")
+
+
+def canonical(name: str, *, speed: float | None = None, turn: float | None = None,
+              heading: float | None = None) -> RewardProgram:
     """The canonical program for a task, validated; `speed` (m/s, + forward) sets a canonical walk's target speed
-    (a backward one for `walk_backward`), `turn` (rad/s, + left) bends its line into a turning path (`with_turn`)."""
+    (a backward one for `walk_backward`), `turn` (rad/s, + left) bends its line into a turning path (`with_turn`),
+    `heading` (rad, + left) sets where a turn on the spot ends (`with_turn_heading`)."""
     if name not in CANONICAL:
         raise unknown_name("canonical reward", name, CANONICAL)
-    source = CANONICAL[name]
+    source = CANONICAL[name] if heading is None else with_turn_heading(CANONICAL[name], heading)
     if speed is not None:
         backward = name in BACKWARD_CANONICALS
         source = with_backward_speed(source, -speed) if backward else with_top_speed(source, f"{speed:g}")
