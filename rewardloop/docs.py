@@ -76,7 +76,7 @@ def provenance_list(names: Sequence[str], results: Sequence[dict[str, Any]]) -> 
             for name, result in zip(names, results, strict=True)]
 
 
-def _spread(values: Sequence[float], spec: str = ".2f") -> str:
+def _spread(values: Sequence[float | None], spec: str = ".2f") -> str:
     """'mean (min–max)' over seeds; just the value when all are equal; '–' when none is a number."""
     array = np.asarray([np.nan if v is None else v for v in values], dtype=float)
     if not np.isfinite(array).any():
