@@ -81,9 +81,9 @@ about 10-30 %."""
 TURN_SPOT_TOLERANCE_DEG = 15.0
 """How far (deg, either way) a turn on the spot may end from the angle asked: it turns to a heading and stays."""
 TURN_SPOT_M = 0.5
-"""How far (m) a turn on the spot may end from where it began: about one of people's steps."""
-TURN_WALK_M = 1.0
-"""How far (m) a turn while walking must end from where it began: it walks, not turns on the spot."""
+"""How far (m) a turn on the spot may end from where it began (about one of people's steps), and a turn while walking
+must: beyond it, it walked. A walking turn right round a small circle ends near its start too: the muscle legs'
+walking turn of 294° ended 0.62 m from it (2026-12-07, `benchmarks/results/motions_beyond.json`)."""
 FACING_TURN_DEG = 30.0
 """How far (deg, either way) a sideways or diagonal travel may turn from its start heading: turning to face the
 course is walking forward, not sideways."""
@@ -432,8 +432,7 @@ def course_of(spec: TaskSpec) -> str:
 def limits_for(spec: TaskSpec) -> tuple[tuple[str, float, float | None], ...]:
     """The further conditions of success a spec asks for (`Task.limits`): a sideways or diagonal travel keeps
     facing ahead (FACING_TURN_DEG either way); high knees lift both thighs to HIGH_KNEES_DEG; a run or a jog has a
-    flight phase (FLIGHT_FRACTION); a turn on the spot ends near it (TURN_SPOT_M), a turn while walking away from it
-    (TURN_WALK_M)."""
+    flight phase (FLIGHT_FRACTION); a turn on the spot ends near it (TURN_SPOT_M), a turn while walking beyond it."""
     facing = math.radians(FACING_TURN_DEG)
     limits: list[tuple[str, float, float | None]] = []
     if spec.lateral is not None:
@@ -443,7 +442,7 @@ def limits_for(spec: TaskSpec) -> tuple[tuple[str, float, float | None], ...]:
     if spec.pace == "run":
         limits.append(("flight_fraction", FLIGHT_FRACTION, None))
     if spec.turn is not None and spec.locomotion:
-        limits.append(("travel", TURN_WALK_M, None))
+        limits.append(("travel", TURN_SPOT_M, None))
     elif spec.turn is not None:  # on the spot: not past the angle either
         metric = "heading_change" if spec.turn == "left" else "right_turn"
         limits += [("travel", 0.0, TURN_SPOT_M), (metric, 0.0, math.radians(spec.turn_deg + TURN_SPOT_TOLERANCE_DEG))]
