@@ -159,6 +159,12 @@ def mppi_steps(scene: CompiledScene, kind: str) -> bool:
     return kind == "mppi" and controller_for(scene) is not None and not gaits_start(scene)
 
 
+def fitted_to_body(planner: PlannerConfig, scene: CompiledScene) -> PlannerConfig:
+    """`planner` (settings by actuator kind) fitted to the scene's body: a robot's by its degrees of freedom
+    (`servo_budget`); any other body's as it is."""
+    return servo_budget(planner, scene.model.nv) if scene.body.actuator_kind == "servo" else planner
+
+
 def servo_budget(planner: PlannerConfig, dof: int) -> PlannerConfig:
     """`planner` for a robot with `dof` degrees of freedom: samples divided and the replanning interval multiplied
     by dof / SERVO_REFERENCE_DOF where that is above 1 (a step's cost grows about with the degrees of freedom)."""
@@ -178,8 +184,7 @@ def default_config(scene: CompiledScene, *, kind: str | None = None, duration_s:
     kind = kind or default_kind(scene)
     base = planner_for(scene.body.actuator_kind, scene.scene.terrain.kind, standing=standing,
                        stepping=not standing and mppi_steps(scene, kind))
-    if scene.body.actuator_kind == "servo":
-        base = servo_budget(base, scene.model.nv)
+    base = fitted_to_body(base, scene)
     changes = {name: value for name, value in planner.items() if value is not None}
     searching = {name: value for name, value in (search or {}).items() if value is not None}
     search_config = search_for(scene.body.actuator_kind, scene.scene.terrain.kind, SearchConfig(**searching))

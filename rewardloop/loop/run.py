@@ -495,7 +495,7 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
     planner steps the humanoid on the spot at 2.1-2.2 steps/s within 0.25 m and walks it 3.9 m backward in 10 s, no
     falls over 3 seeds, in 31-46 s a motion, where posture-space MPPI's march drifted and flailed in 285-436 s
     (`benchmarks/results/beyond_forward_humanoid.json`)."""
-    from rewardloop.control.defaults import default_kind, mppi_steps, planner_for, search_for
+    from rewardloop.control.defaults import default_kind, fitted_to_body, mppi_steps, planner_for, search_for
     from rewardloop.sim.bodies import get_body
     from rewardloop.sim.scene import compile_scene
 
@@ -505,13 +505,13 @@ def body_optimizer(task: Task, config: RunConfig) -> OptimizerConfig:
         return OptimizerConfig(kind="mppi", planner=manipulation_planner(task.scene.manipulation), nthread=1)
     spec = task.understood
     forward = (spec.direction == "forward" and not spec.stay_in_place) or spec.turn is not None
-    stepping = forward or spec.direction == "backward" or spec.step_in_place
+    stepping = forward or spec.direction == "backward" or spec.step_in_place or spec.lateral is not None
     scene = compile_scene(task.scene)
     kind = default_kind(scene, locomotion=forward if config.locomotion == "search" else stepping)
     ground = get_body(task.scene.body).actuator_kind, task.scene.terrain.kind
     return OptimizerConfig(kind=config.locomotion if kind == "plan" else kind,
-                           planner=planner_for(*ground, standing=spec.stay_in_place,
-                                               stepping=stepping and mppi_steps(scene, kind)),
+                           planner=fitted_to_body(planner_for(*ground, standing=spec.stay_in_place,
+                                                              stepping=stepping and mppi_steps(scene, kind)), scene),
                            search=search_for(*ground, config.search), nthread=1)
 
 
