@@ -283,7 +283,8 @@ SECTIONS: dict[str, Callable[[Path], str]] = {
     "results:walking-headline": lambda root: walking_section(
         ["walking_humanoid_plan.json", "walking_myolegs_plan.json"], root, only=("walk", "rough")),
     "results:steering-headline": lambda root: steering_summary(
-        ["steering_humanoid_plan.json", "steering_myolegs_plan.json", "steering_humanoid_search.json"], root),
+        ["steering_humanoid_plan.json", "steering_myolegs_plan.json", "steering_berkeley_humanoid.json",
+         "steering_humanoid_search.json"], root),
     "steer:tables": lambda root: steering_tables(
         ["steering_humanoid_plan.json", "steering_myolegs_plan.json", "steering_humanoid_search.json",
          "steering_humanoid_search_four_asks.json"], root),
