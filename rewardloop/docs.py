@@ -71,9 +71,9 @@ def provenance_line(name: str, result: dict[str, Any]) -> str:
 
 
 def provenance_list(names: Sequence[str], results: Sequence[dict[str, Any]]) -> list[str]:
-    """One Markdown list item per results file: its provenance line and, where it has one, its note."""
-    return [f"- {provenance_line(name, result)}" + (f" ({result['note']})" if result.get("note") else "")
-            for name, result in zip(names, results, strict=True)]
+    """One Markdown list item per results file: its provenance line only (a file's note stays in the file and in
+    INDEX.md, `index_page`)."""
+    return [f"- {provenance_line(name, result)}" for name, result in zip(names, results, strict=True)]
 
 
 def _spread(values: Sequence[float | None], spec: str = ".2f") -> str:
@@ -105,14 +105,13 @@ def walking_table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def walking_section(names: Sequence[str], root: Path = ROOT, *, only: Sequence[str] = ()) -> str:
-    """Per results file of bench_gait.py: its provenance line, its note, and its walking table (the rows in `only`
-    when given)."""
+    """Per results file of bench_gait.py: its provenance line and its walking table (the rows in `only` when
+    given); the file's note stays in INDEX.md."""
     parts = []
     for name in names:
         result = read_result(name, root)
         rows = [r for r in result["rows"] if not only or r["row"] in only]
-        note = f"\n\n{result['note']}" if result.get("note") and not only else ""
-        parts.append(f"**{result['body']}** — {provenance_line(name, result)}{note}\n\n{walking_table(rows)}")
+        parts.append(f"**{result['body']}** — {provenance_line(name, result)}\n\n{walking_table(rows)}")
     return "\n\n".join(parts)
 
 
@@ -419,6 +418,13 @@ def _pages(root: Path) -> dict[str, str]:
     return {str(p.relative_to(root)): p.read_text() for p in paths if p.is_file()}
 
 
+def _notes(names: Sequence[str], root: Path) -> list[str]:
+    """INDEX.md's section of the shown files' notes (how each was made and read), one paragraph per file with one."""
+    notes = [(name, read_result(name, root).get("note")) for name in names]
+    lines = ["", "## Notes of the shown files", ""]
+    return lines + [f"- `{name}`: {note}" for name, note in notes if note] if any(n for _, n in notes) else []
+
+
 def index_page(root: Path = ROOT, pages: dict[str, str] | None = None) -> str:
     """benchmarks/results/INDEX.md: every results file, what made it, and where the docs show it."""
     pages = _pages(root) if pages is None else pages
@@ -447,6 +453,7 @@ def index_page(root: Path = ROOT, pages: dict[str, str] | None = None) -> str:
         r = read_result(name, root)
         lines.append(f"| `{name}` | `{_cell(command_of(r))}` | {str(r['commit'])[:7]} | {str(r['date'])[:10]} | "
                      f"{_cell(r['machine'])} | {'; '.join(sorted(set(shown[name])))} |")
+    lines += _notes(sorted(shown), root)
     lines += ["", "## Kept because code, tests or shipped gaits name them", "",
               "Records of how the shipped gaits were found (their `found_by`), and inputs of tests and scripts.", "",
               "| file | named by |", "|---|---|"]

@@ -6,6 +6,7 @@ nav, a nav entry without its page. The theme's web fonts are off (`theme.font: f
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -73,3 +74,19 @@ def test_the_readme_links_to_files_that_exist():
     assert targets, "the README links to the docs"
     missing = [t for t in targets if not (ROOT / t).exists()]
     assert not missing, f"README.md links to missing files: {missing}"
+
+
+def test_a_results_files_note_stays_in_the_file_and_the_index_not_in_the_tables():
+    # A table's provenance is one line (file, command, commit, date, machine); a data file's long note is read in
+    # the file itself and in INDEX.md.
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    text = "\n".join(page.read_text() for page in pages)
+    index = (ROOT / "benchmarks" / "results" / "INDEX.md").read_text()
+    noted = 0
+    for path in sorted((ROOT / "benchmarks" / "results").glob("*.json")):
+        note = json.loads(path.read_text()).get("note")
+        if isinstance(note, str) and len(note) > 80 and f"`{path.name}`: " in index:
+            noted += 1
+            assert note[:80] not in text, f"{path.name}'s note is in a docs page"
+            assert note in index
+    assert noted >= 3
