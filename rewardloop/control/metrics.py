@@ -167,10 +167,12 @@ def flight_fraction(features: Features) -> np.ndarray:
 
 def hip_flexion_peak(features: Features, percentile: float = 90.0) -> np.ndarray:
     """[B] the lower over both legs of each leg's `percentile` hip flexion before any fall (rad); 0 for a body that
-    fell at once. A percentile, not the maximum: one kick is not a march."""
+    fell at once or a body without hips (a hand). A percentile, not the maximum: one kick is not a march."""
     kept = before_fall(features)
     rows = kept.any(axis=1)  # a row that fell at once has no samples to take a percentile of
     peaks = np.zeros((2, kept.shape[0]))
+    if "left_hip_flexion" not in features:
+        return peaks[0]
     for leg, hip in enumerate((features.left_hip_flexion, features.right_hip_flexion)):
         peaks[leg, rows] = np.nanpercentile(np.where(kept, hip, np.nan)[rows], percentile, axis=1)
     return peaks.min(axis=0)
