@@ -82,8 +82,8 @@ TURN_SPOT_TOLERANCE_DEG = 15.0
 """How far (deg, either way) a turn on the spot may end from the angle asked: it turns to a heading and stays."""
 TURN_SPOT_M = 0.5
 """How far (m) a turn on the spot may end from where it began (about one of people's steps), and a turn while walking
-must: beyond it, it walked. A walking turn right round a small circle ends near its start too: the muscle legs'
-walking turn of 294° ended 0.62 m from it (2026-12-07, `benchmarks/results/motions_beyond.json`)."""
+must: beyond it, it walked. A walking turn right round a small circle ends near its start too, and fails this
+(`benchmarks/results/motions_beyond.json`)."""
 FACING_TURN_DEG = 30.0
 """How far (deg, either way) a sideways or diagonal travel may turn from its start heading: turning to face the
 course is walking forward, not sideways."""

@@ -125,7 +125,7 @@ def test_the_standing_feet_point_along_the_heading(robot):
 
 
 def test_the_shipped_berkeley_gait_walks_off_from_rest_on_its_heading():
-    # Measured 2026-12-07: 0.64 m ahead at 2 s, heading +0.07 rad, the first fall at 5.4 s (the planner keeps it up).
+    # The gait alone, without the planner, walks off and holds its heading for the first 2 s.
     scene = compile_scene(Scene("berkeley_humanoid", start_speed=0.0))
     controller = make_controller("servo_tracker", scene)
     gait = shipped_gait("berkeley_humanoid")

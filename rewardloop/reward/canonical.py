@@ -342,8 +342,7 @@ def turning(f):
 '''
 """A turn on the spot: to a heading (90° unless the task states an angle: `canonical(name, heading=...)`), stepping
 (`_STEPPING`) on the spot where the body stands at the start (`_IN_PLACE`'s stay term). Not a yaw rate, as the walking
-turns have: turning at 0.5 rad/s for 10 s, the humanoid's on-the-spot turn went 243° when asked for 90° (seed 0,
-2026-12-07); to the heading, 89.5° (`benchmarks/results/motions_beyond.json`)."""
+turns have: a rate held for the whole motion overshoots the asked angle (`benchmarks/results/motions_beyond.json`)."""
 
 TURN_SPOT_HEADING = 1.5708
 """The end heading (rad, + left) of the canonical turns on the spot, where the task states no angle."""
