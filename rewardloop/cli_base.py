@@ -24,7 +24,8 @@ AddCommand = Callable[[str, Handler], argparse.ArgumentParser]
 def scene_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options that describe a scene: body, terrain and its parameters, injuries."""
     parser.add_argument("--body", default="humanoid", help="body name (see `rewardloop bodies`)")
-    parser.add_argument("--terrain", default="flat", help="flat, slope, rough or stairs")
+    parser.add_argument("--terrain", help="flat, slope, rough or stairs (default: for a description, the ground it "
+                                          "names, else flat)")
     parser.add_argument("--slope", type=float, default=5.0, help="slope incline in degrees")
     parser.add_argument("--roughness", type=float, default=0.04, help="rough terrain bump height in m")
     parser.add_argument("--terrain-seed", type=int, default=0, help="rough terrain pattern seed")
@@ -42,7 +43,7 @@ def scene_from_args(args: argparse.Namespace, *, start_speed: float | None = Non
     from rewardloop.sim.scene import Scene, walking_start_speed
     from rewardloop.sim.terrain import Terrain
 
-    terrain = Terrain(kind=args.terrain, slope_deg=args.slope, roughness=args.roughness,
+    terrain = Terrain(kind=args.terrain or "flat", slope_deg=args.slope, roughness=args.roughness,
                       seed=args.terrain_seed, step_height=args.step_height)
     given = getattr(args, "start_speed", None)
     speed = given if given is not None else walking_start_speed(args.body) if start_speed is None else start_speed

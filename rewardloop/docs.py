@@ -206,6 +206,41 @@ def motions_table(name: str, root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
+def phrasings_table(name: str, root: Path = ROOT) -> str:
+    """Markdown: the phrasing battery (bench_phrasings.py), a count of its readings per class, then one line per
+    phrasing: how the rules read it, what they left unread or got wrong, and each body's run (or that none was made)."""
+    result = read_result(name, root)
+    rows, bodies = result["phrasings"], result["bodies"]
+    verdicts = ("read", "unread", "misread")
+    lines = [provenance_line(name, result), "", "| class | phrasings | " + " | ".join(verdicts) + " |",
+             "|---|---|---|---|---|"]
+    for kind in dict.fromkeys(r["kind"] for r in rows):
+        group = [r for r in rows if r["kind"] == kind]
+        lines.append(f"| {kind} | {len(group)} | " + " | ".join(str(sum(r["reading"] == v for r in group))
+                                                               for v in verdicts) + " |")
+    lines.append(f"| all | {len(rows)} | " + " | ".join(str(sum(r["reading"] == v for r in rows))
+                                                        for v in verdicts) + " |")
+    lines += ["", "| class | phrasing | reading | understood | fields read wrong | "
+              + " | ".join(f"run on {body}" for body in bodies) + " |", "|---|---|---|---|---|" + "---|" * len(bodies)]
+    for r in rows:
+        runs = " | ".join(_phrasing_run(r["runs"][body]) for body in bodies)
+        lines.append(f"| {r['kind']} | {r['text']} | {r['reading']} | {_cell(r['understood'])} | "
+                     f"{_cell('; '.join(r['wrong'])) or '–'} | {runs} |")
+    return "\n".join(lines)
+
+
+def _phrasing_run(run: dict[str, Any] | None) -> str:
+    """A phrasing's run on one body in a few words: 'not run', its error, or the rule's verdict, fall and critic."""
+    if run is None:
+        return "not run"
+    if "error" in run:
+        return _cell(f"exit {run['exit']}: {run['error']}")
+    verdict = "achieved" if run.get("achieved") else "unchecked" if run.get("unchecked") else "not achieved"
+    fell = ", fell" if run.get("fell") else ""
+    value = run.get("value", float("nan"))
+    return f"{verdict}{fell}; {run.get('metric')} {value:.3g}; critic {run.get('judged_score')}"
+
+
 def mpc_table(name: str, root: Path = ROOT) -> str:
     """Markdown: posture-space MPC walking per body and ground (bench_control.py's summaries)."""
     result = read_result(name, root)
@@ -289,6 +324,7 @@ SECTIONS: dict[str, Callable[[Path], str]] = {
          "steering_humanoid_search_four_asks.json"], root),
     "results:mpc": lambda root: mpc_table("mpc_walking.json", root),
     "results:motions": lambda root: motions_table("motions_beyond.json", root),
+    "results:phrasings": lambda root: phrasings_table("phrasings.json", root),
     "results:manipulation": lambda root: manipulation_table(
         ["manipulation_cube-rotate.json", "manipulation_cube-rotate_right.json", "manipulation_bottle-pour.json",
          "manipulation_bottle-pour_right.json"],

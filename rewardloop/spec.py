@@ -332,7 +332,8 @@ def spec_from_description(text: str) -> TaskSpec:
         spec = dataclasses.replace(spec, understood=(*spec.understood, _motion_words(spec)))
     read = _read_spans(spec, raw, plain) + turn_spans + lateral_spans + stance_spans
     read += [s for s in (speed_span, distance_span) if s is not None]
-    return dataclasses.replace(spec, unread=_unread(raw, read))
+    unread = _unread(raw, read)
+    return dataclasses.replace(spec, unread=unread + _later_phases(raw, unread))
 
 
 _CUBE = re.compile(r"\b(cube|die|dice|block)\b")
@@ -561,6 +562,18 @@ def _negation_read(raw: str, negation: re.Match[str]) -> bool:
         if found is not None and found.start() < negation.end():
             return True
     return False
+
+
+_LATER_PHASE = re.compile(r"\b(?:then|afterwards|after that|followed by)\b[^,;:.!?]*")
+"""A later phase of the motion and its words, up to the next punctuation ("then turn left")."""
+
+
+def _later_phases(text: str, unread: tuple[str, ...]) -> tuple[str, ...]:
+    """The later phases of a sequence ("walk 3 metres, then turn left") whose words were all read: a spec holds one
+    motion, so they were read as happening throughout, and the order asked is unread. A phase with words already
+    unread is not listed again."""
+    phases = (m.group().strip() for m in _LATER_PHASE.finditer(text))
+    return tuple(phase for phase in phases if not any(words in phase for words in unread))
 
 
 def _unread(text: str, read: list[Span]) -> tuple[str, ...]:

@@ -348,21 +348,21 @@ def get_task(name: str, *, body: str | None = None) -> Task:
 _CANONICAL_BY_TERRAIN = {"flat": "walk", "slope": "walk_slope", "rough": "walk_rough", "stairs": "walk_stairs"}
 
 
-def task_from_description(text: str, body: str, terrain: Terrain | str = "flat", *, duration_s: float | None = None,
-                          spec: TaskSpec | None = None) -> Task:
+def task_from_description(text: str, body: str, terrain: Terrain | str | None = None, *,
+                          duration_s: float | None = None, spec: TaskSpec | None = None) -> Task:
     """A task for any description, built around its spec (default: the rules' reading of `text`).
 
     The spec picks the metric and success rule (`judged_by`) and the canonical reward (`canonical_for`, with
-    the terrain); an injured spec weakens the body; forward walks and turns start from the walking start,
-    everything else from rest.
+    the terrain: `ground_for`, the ground the description names where none is given); an injured spec weakens the
+    body; forward walks and turns start from the walking start, everything else from rest.
     """
     if not text.strip():
         raise UserError("the task description is empty; say what the body should do, e.g. \"walk forward\"")
     if body not in BODIES:
         raise unknown_name("body", body, BODIES)
-    ground = terrain if isinstance(terrain, Terrain) else Terrain(kind=terrain)
     spec = spec if spec is not None else spec_from_description(text)
     _check_body_fits(body, manipulation=spec.manipulation is not None)
+    ground = ground_for(spec, terrain) if spec.manipulation is None else Terrain()
     if spec.manipulation is not None:
         task = _manipulate("custom", text.strip(), manipulation_of(spec), OBJECT_CANONICALS[spec.manipulation])
         return dataclasses.replace(task, scene=dataclasses.replace(task.scene, body=body), spec=spec,
@@ -378,6 +378,20 @@ def task_from_description(text: str, body: str, terrain: Terrain | str = "flat",
                 duration_s=duration_s or LOCOMOTION_S,
                 metric=metric, success=success, canonical=canonical, target=target, spec=spec,
                 limits=limits_for(spec))
+
+
+def ground_for(spec: TaskSpec, given: Terrain | str | None) -> Terrain:
+    """The ground a task of `spec` runs on: `given` (the scene a user chose), else the one its description names
+    ("on rough ground", "up the stairs"), else flat. A given ground other than the one the words name is a UserError:
+    the motion would be claimed on a ground it never touched."""
+    named = spec.terrain
+    if given is None:
+        return Terrain(kind=named or "flat")
+    ground = given if isinstance(given, Terrain) else Terrain(kind=given)
+    if named is not None and ground.kind != named:
+        raise UserError(f"the description asks for {named} ground but the scene given is {ground.describe()}: give "
+                        f"--terrain {named}, or no terrain to take the ground the description names")
+    return ground
 
 
 OBJECT_CANONICALS = {"cube": "cube_rotate", "bottle": "bottle_pour"}

@@ -3,6 +3,7 @@ killed or interrupted resumes without redoing finished runs, --report rebuilds, 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -304,3 +305,44 @@ def test_a_bench_of_another_version_is_refused(tmp_path, capsys, flag):
     assert main(["bench", flag, str(_bench_of_another_version(tmp_path))]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "another version of rewardloop (bench format 2" in error
+
+
+def test_words_not_understood_withhold_success_and_the_rule_met_is_unchecked():
+    from rewardloop.bench.judge import success_facts
+    from rewardloop.bench.runner import _verdict_line
+    from rewardloop.control.metrics import TaskMetrics
+    from rewardloop.tasks import task_from_description
+
+    far = TaskMetrics(duration=4.0, distance=4.0, speed=1.0, fell=False, fall_time=None, lateral_drift=0.0,
+                      heading_change=0.0, steps=8)  # 4 m in 4 s without a fall: a forward walk's rule is met
+    read = task_from_description("walk forward", "humanoid")
+    assert success_facts(read, far) == {"achieved": True, "unchecked": False, "not_understood": []}
+    juggle = task_from_description("walk forward and juggle", "humanoid")
+    assert juggle.achieved(far)  # the rule on what was understood is met...
+    facts = success_facts(juggle, far)  # ...but the juggling was not measured
+    assert facts == {"achieved": False, "unchecked": True, "not_understood": ["juggle"]}
+    verdict = {"status": "judged", "judged_score": 8.0, "metric": "distance", "value": 4.0, "fell": False,
+               "gait_met": 9, "gait_targets": 9, **facts}
+    line = _verdict_line(verdict)
+    assert "unchecked (not understood: 'juggle')" in line and "success" not in line
+    fallen = success_facts(juggle, dataclasses.replace(far, fell=True, fall_time=1.0))
+    assert fallen == {"achieved": False, "unchecked": False, "not_understood": ["juggle"]}
+
+
+def test_a_bench_of_a_description_with_words_not_understood_counts_them_unchecked(tmp_path, monkeypatch):
+    from rewardloop.tasks import Task
+
+    # The tiny run's 0.2 s meets no rule, so every rule is taken as met here: the unread words still withhold it.
+    monkeypatch.setattr(Task, "achieved", lambda self, metrics: True)
+    suite = write_suite(tmp_path, arms=["canonical"],
+                        tasks=[{"name": "juggle", "description": "walk forward and juggle"}])
+    assert main(["bench", "--suite", str(suite), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    bench = only_bench(tmp_path / "out")
+    summary = json.loads((bench / "bench.json").read_text())
+    (unit,) = summary["units"]
+    assert (unit["achieved"], unit["unchecked"], unit["not_understood"]) == (False, True, ["juggle"])
+    (pair,) = summary["pairs"]
+    assert pair["not_understood"] == ["juggle"]
+    assert (pair["arms"]["canonical"]["achieved"], pair["arms"]["canonical"]["unchecked"]) == (0, 1)
+    table = (bench / "bench.md").read_text()
+    assert "| juggle (not understood: 'juggle') | humanoid |" in table and "0/1 ok, 1 unchecked" in table

@@ -509,3 +509,17 @@ def test_start_picks_shows_each_start_and_the_one_the_search_runs_from(tmp_path)
         bad = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "start_picks.py"), "--body", "humanoid",
                               *wrong], timeout=120, capture_output=True, text=True)
         assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+
+
+def test_the_phrasing_battery_calls_a_reading_read_unread_or_misread_from_what_the_words_ask(monkeypatch):
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    from bench_phrasings import NO_FIELD, PHRASINGS, Phrasing, reading
+
+    assert len(PHRASINGS) >= 30
+    assert reading(Phrasing("sideways", "walk sideways to the left", {"lateral": "left"}))["reading"] == "read"
+    hop = reading(Phrasing("hop", "hop forward", {NO_FIELD: True}))  # no field holds a hop, and the reader says so
+    assert hop["reading"] == "unread" and hop["unread"] == ["hop"]
+    wrong = reading(Phrasing("sideways", "walk to the left", {"direction": "none", "lateral": "left"}))
+    assert wrong["reading"] == "misread" and "lateral: read None, asked 'left'" in wrong["wrong"]
+    silent = reading(Phrasing("walk", "walk forward", {NO_FIELD: True}))  # an ask no field holds, nothing unread
+    assert silent["reading"] == "misread"

@@ -12,6 +12,8 @@ from fakeserver import ScriptedChatServer, chat_reply
 from rewardloop.control.metrics import TaskMetrics, batch_metrics
 from rewardloop.critic import BuiltinCritic
 from rewardloop.critic.critique import Critique, Suggestion
+from rewardloop.critic.physics import targets_from_description
+from rewardloop.critic.rules import judge
 from rewardloop.design_context import DesignContext, EditRecord
 from rewardloop.designer import (
     BuiltinDesigner,
@@ -299,3 +301,74 @@ def test_an_add_with_parameters_replaces_a_library_term_but_keeps_a_computed_arg
     stand = canonical("stand")
     rebuilt = apply_edit(stand, edit)
     assert "lead_s=0.4" in rebuilt.source and rebuilt.weights["balance"] == stand.weights["balance"]
+
+
+def _rules_critique(description: str, **descriptors: float) -> Critique:
+    """The builtin critic's suggestions for measured descriptors alone (its physics checks, no gait analysis), for a
+    motion that falls short of one check."""
+    judgement = judge(targets_from_description(description), {"fell": False, "duration_s": 4.0, **descriptors})
+    return Critique(False, judgement.score, suggestions=tuple(s for f in judgement.findings for s in f.suggestions))
+
+
+def _proposals(description: str, task: str, critique: Critique, k: int = 2) -> list[RewardProgram]:
+    program = canonical(task)
+    return [p.program for p in BuiltinDesigner().propose(DesignContext(description, program, critique), k)]
+
+
+def test_high_knees_short_of_the_height_raise_the_thigh_lift_and_keep_its_target():
+    # Thighs at 45° (wanted 60°): the critic asks for lib.swing_hip_flexion toward 70° (1.22 rad); the canonical
+    # asks 80° (1.4 rad) at weight 15. The fix keeps 1.4 and weighs it 15 × 2, the strong fix 15 × 4 without posture.
+    ask = "march in place with high knees"
+    fix, strong = _proposals(ask, "step_in_place_high_knees", _rules_critique(ask, hip_flexion_peak_deg=45.0))
+    assert fix.weights["knee_lift"] == 30.0 and fix.weights["posture"] == 0.05  # joint_posture 0.1 halved
+    assert "swing_hip_flexion(f, target=1.4)" in fix.source and "target=1.22" not in fix.source
+    assert strong.weights["knee_lift"] == 60.0 and "posture" not in strong.weights  # it pulls the thighs down
+
+
+def test_a_stand_on_one_leg_with_the_foot_down_weighs_the_stance_and_its_balance():
+    ask = "stand on your right leg"
+    fix, strong = _proposals(ask, "stand_right_leg", _rules_critique(ask, right_leg_stand=0.3, left_leg_stand=0.0))
+    assert (fix.weights["one_leg"], fix.weights["balance"]) == (12.0, 12.0)  # 6 × 2 each
+    assert (strong.weights["one_leg"], strong.weights["balance"]) == (24.0, 24.0)
+    assert 'one_leg_stance(f, stance="right", lift=0.1)' in fix.source
+
+
+def test_a_sideways_walk_short_of_its_course_or_turning_away_weighs_the_course_or_the_facing():
+    ask = "walk sideways to the left"
+    slow = _rules_critique(ask, lateral_drift_m=0.4, steps=8.0, stride_symmetry=1.0, cadence_spm=110.0)  # 0.1 m/s
+    fix = _proposals(ask, "walk_sideways_left", slow, 1)[0]
+    assert (fix.weights["course"], fix.weights["path"]) == (2.0, 10.0)  # 1 × 2, 5 × 2: the course, at 0.3 m/s
+    turned = _rules_critique(ask, lateral_drift_m=1.6, heading_change_deg=35.0, steps=8.0, stride_symmetry=1.0,
+                             cadence_spm=110.0)
+    assert _proposals(ask, "walk_sideways_left", turned, 1)[0].weights["face"] == 6.0  # lib.heading_error, 3 × 2
+
+
+def test_a_turn_on_the_spot_short_of_its_angle_weighs_the_turn_to_its_heading_not_a_rate():
+    ask = "turn left on the spot"
+    critique = _rules_critique(ask, heading_change_deg=40.0, steps=8.0)
+    assert [(s.term, s.action) for s in critique.suggestions] == [("heading_error", "add"), ("yaw_rate", "remove")]
+    fix = _proposals(ask, "turn_left_in_place", critique, 1)[0]
+    assert fix.weights["turning"] == 4.0 and "yaw_rate" not in fix.weights  # 2 × 2, to the same end heading
+    assert "heading_error(f, target=1.5708)" in fix.source
+
+
+def test_an_add_never_lowers_a_height_the_program_asks_for():
+    rough = canonical("walk_rough")  # lib.foot_clearance(f, target=0.08) at weight 20
+    lower = Edit(Suggestion("foot_clearance", "add", "lift the swing foot clear", {"target": 0.05}), strength=2.0)
+    kept = apply_edit(rough, lower)
+    assert "target=0.08" in kept.source and kept.weights["foot_clearance"] == 40.0
+    higher = apply_edit(rough, Edit(Suggestion("foot_clearance", "add", "lift higher", {"target": 0.1}), 2.0))
+    assert "target=0.1)" in higher.source and higher.weights["foot_clearance"] == 20.0  # a new setting, same weight
+
+
+@pytest.mark.parametrize(("ask", "terms"), [
+    ("walk sideways to the left", {"course_velocity", "course_path", "heading_error", "feet_air_time"}),
+    ("walk diagonally forward and to the right", {"course_velocity", "course_path", "heading_error"}),
+    ("stand on your left leg", {"one_leg_stance", "stance_balance", "heading_error"}),
+    ("march in place with high knees", {"swing_hip_flexion", "feet_air_time", "cadence"}),
+    ("turn left 180 degrees on the spot", {"heading_error", "feet_air_time"}),
+])
+def test_the_starting_program_names_the_terms_of_the_motion_asked(ask, terms):
+    program = library_program(targets_from_description(ask))
+    assert terms <= set(program.weights)
+    assert not {"velocity_tracking", "yaw_rate", "side_velocity"} & set(program.weights)  # they fight these motions

@@ -352,7 +352,9 @@ def test_run_prints_the_spec_it_understood_before_any_compute(capsys):
     ("turn around", ("turn around",)),
     ("walk 4 metres along a 1 m wide path", ("1 m wide path",)),
     ("turn the cube 45 degrees to the right, then toss it", ("toss",)),
-    ("walk forward, then walk backward", ("forward",)),        # overruled by "backward"
+    ("walk forward, then walk backward", ("forward", "then walk backward")),  # overruled by "backward"; one motion
+    ("walk 3 metres forward and then turn left", ("then turn left",)),  # read as a turn throughout: the order is not
+    ("stand still, then turn to the right", ("then turn to the right",)),
 ])
 def test_the_rules_list_what_they_did_not_read(text, unread):
     spec = spec_from_description(text)

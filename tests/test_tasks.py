@@ -199,3 +199,25 @@ def test_a_turn_on_the_spot_turns_to_the_angle_asked_and_passes_the_checker(huma
         canonical("walk", heading=0.5)
     report = check_program(canonical("turn_left_in_place"), humanoid_flat)
     assert report.passed, report.to_text()
+
+
+def test_the_ground_the_words_name_is_the_scene_unless_another_is_given_and_then_it_is_refused(tmp_path, capsys):
+    from rewardloop.cli import build_parser
+    from rewardloop.loop.commands import task_from_args
+
+    def scene(*argv: str) -> Terrain:
+        return task_from_args(build_parser().parse_args(["run", *argv])).scene.terrain
+
+    rough = scene("walk forward on rough ground", "--roughness", "0.03")
+    assert (rough.kind, rough.roughness) == ("rough", 0.03)  # no --terrain: the words' ground, with its flags
+    assert scene("walk up the stairs").kind == "stairs" and scene("walk forward").kind == "flat"
+    assert scene("walk forward", "--terrain", "slope").kind == "slope"  # the words name none: the user's scene
+    assert scene("walk up the stairs", "--terrain", "stairs").kind == "stairs"
+    assert task_from_description("climb the stairs", "humanoid").canonical == "walk_stairs"
+    for words, given in (("walk up the stairs", "rough"), ("walk forward on rough ground", "flat")):
+        assert main(["run", words, "--terrain", given, "--out", str(tmp_path)]) == 2
+        error = capsys.readouterr().err.strip()
+        assert len(error.splitlines()) == 1 and f"the scene given is {given}" in error
+        assert "--terrain" in error and not list(tmp_path.iterdir())  # refused before any run exists
+    with pytest.raises(UserError, match="asks for slope ground"):
+        task_from_description("walk up a gentle slope", "myolegs", "flat")

@@ -3,7 +3,9 @@
 The judge measures the task metric, the task's success rule (`Task.achieved`), the fall, the gait analysis
 against human walking (`analyze_gait`, the human-like targets of `critic.likeness`), and scores the motion with a
 critic: the builtin rules by default, or a model that is not the arm's critic. Its verdict is a plain dict,
-stored as `judged.json` beside the run.
+stored as `judged.json` beside the run. A task whose description had words its spec did not read
+(`TaskSpec.unread`) is never achieved: what they ask was not measured, so meeting the rule is 'unchecked', as the
+loop's own stop is.
 """
 
 from __future__ import annotations
@@ -60,13 +62,21 @@ def judge_run(store: RunStore, judge: Any, *, root: Path) -> dict[str, Any]:
     metrics = trajectory.metrics
     return {**facts, "status": "judged", "best": list(key), "program_hash": record.program_hash if record else None,
             "metric": task.metric, "value": task.value(metrics), "target": task.target,
-            "score": task.score(metrics), "achieved": task.achieved(metrics),
+            "score": task.score(metrics), **success_facts(task, metrics),
             "fell": bool(metrics.fell), "gait_met": sum(targets.values()), "gait_targets": len(targets),
             "gait_missed": sorted(n for n, ok in targets.items() if not ok),
             "gait_shortfall": float(shortfall(gait)[0]) if gait is not None else None,
             "judged_score": float(critique.score), "judge": critique.critic or judge.name,
             "critic_score": record.critic_score if record else None,
             "video": str(video.relative_to(root)) if video.is_file() else None}
+
+
+def success_facts(task: Any, metrics: Any) -> dict[str, Any]:
+    """Whether a motion (its `metrics`, a TaskMetrics) achieved a `task` (a Task): 'achieved' only where the rule is
+    met and the whole description was read; 'unchecked' where the rule is met but words were not understood, listed
+    in 'not_understood' (whatever the motion did)."""
+    met, unread = task.achieved(metrics), list(task.understood.unread)
+    return {"achieved": met and not unread, "unchecked": met and bool(unread), "not_understood": unread}
 
 
 def _run_facts(store: RunStore, root: Path, result: dict[str, Any]) -> dict[str, Any]:

@@ -57,13 +57,14 @@ def _pair_summary(key: str, name: str, body: str, task: Task, arms: tuple[str, .
                        "gait_met": _spread([u["gait_met"] for u in judged]),
                        "gait_targets": max((u["gait_targets"] for u in judged), default=0),
                        "achieved": sum(bool(u["achieved"]) for u in judged),
+                       "unchecked": sum(bool(u.get("unchecked")) for u in judged),
                        "fell": sum(bool(u["fell"]) for u in judged),
                        "no_motion": sum(u["arm"] == arm and u["status"] == "no_motion" for u in units),
                        "best_video": _best_video(judged),
                        "skipped": next((u["reason"] for u in units if u["arm"] == arm and u["status"] == "skipped"),
                                        None)}
     return {"pair": key, "task": name, "body": body, "metric": task.metric, "target": task.target, "arms": by_arm,
-            "seed_wins": _seed_wins(units, arms)}
+            "not_understood": list(task.understood.unread), "seed_wins": _seed_wins(units, arms)}
 
 
 def _spread(values: list[float]) -> dict[str, float | None]:
@@ -119,16 +120,25 @@ def markdown(summary: dict[str, Any]) -> str:
              "| task | body | " + " | ".join(arms) + " |", "|---|---|" + "---|" * len(arms)]
     for pair in summary["pairs"]:
         cells = [_cell(pair["arms"][arm], pair) for arm in arms]
-        lines.append(f"| {pair['task']} | {pair['body']} | " + " | ".join(cells) + " |")
+        lines.append(f"| {pair['task']}{_unread_words(pair)} | {pair['body']} | " + " | ".join(cells) + " |")
     lines.append("")
     for arm, won in summary["wins"].items():
         lines.append(f"- **{arm}** beats {BASELINE} on the judged score on {won['pairs_won']} of {won['pairs']} "
                      f"pairs (seed by seed: {won['seeds_won']} of {won['seeds']}).")
     judge = summary["options"]["judge"]
     lines += ["", f"Each cell: judged score (0-10, by the {judge} judge) mean ± standard deviation over seeds; the "
-              "task metric's mean ± standard deviation; successes (the task's rule) of seeds; falls; human-gait "
-              "targets met (mean). " + " ".join(f"*{a}*: {ARMS[a]}." for a in arms)]
+              "task metric's mean ± standard deviation; successes (the task's rule) of seeds, none where the "
+              "description had words not understood (the rule met there is 'unchecked'); falls; human-gait targets "
+              "met (mean). " + " ".join(f"*{a}*: {ARMS[a]}." for a in arms)]
     return "\n".join(lines)
+
+
+def _unread_words(pair: dict[str, Any]) -> str:
+    """" (not understood: 'juggle')" after a pair's task whose description had unread words; '' otherwise."""
+    from rewardloop.spec import quoted
+
+    words = tuple(pair.get("not_understood") or ())
+    return f" (not understood: {quoted(words)})" if words else ""
 
 
 def _cell(arm: dict[str, Any], pair: dict[str, Any]) -> str:
@@ -143,8 +153,9 @@ def _cell(arm: dict[str, Any], pair: dict[str, Any]) -> str:
     unit = f" {UNITS.get(pair['metric'], '')}".rstrip()
     target = "" if pair["target"] is None else f" (target {pair['target']:g})"
     falls = f", {arm['fell']} fell" if arm["fell"] else ""
+    unchecked = f", {arm['unchecked']} unchecked" if arm.get("unchecked") else ""
     return (f"**{score['mean']:.2f}**{spread} · {pair['metric']} {value['mean']:.3g}{value_spread}{unit}{target} · "
-            f"{arm['achieved']}/{arm['n']} ok"
+            f"{arm['achieved']}/{arm['n']} ok{unchecked}"
             f"{falls} · gait {gait:.1f}/{arm['gait_targets']}")
 
 

@@ -224,8 +224,18 @@ def _verdict_line(verdict: dict[str, Any]) -> str:
     if verdict["status"] != "judged":
         return f"{verdict['status']}" + (f" ({verdict['reason']})" if verdict.get("reason") else "")
     return (f"judged {verdict['judged_score']:.2f}, {verdict['metric']} {verdict['value']:.3g}"
-            f"{', success' if verdict['achieved'] else ''}{', fell' if verdict['fell'] else ''}, "
+            f"{', success' if verdict['achieved'] else ''}{_unchecked_words(verdict)}"
+            f"{', fell' if verdict['fell'] else ''}, "
             f"gait {verdict['gait_met']}/{verdict['gait_targets']}")
+
+
+def _unchecked_words(verdict: dict[str, Any]) -> str:
+    """', unchecked (not understood: 'waving your arms')' for a verdict whose rule was met on a description with
+    unread words; '' otherwise."""
+    from rewardloop.spec import quoted
+
+    words = verdict.get("not_understood") or ()
+    return f", unchecked (not understood: {quoted(tuple(words))})" if verdict.get("unchecked") else ""
 
 
 def command_line(suite: str, options: BenchOptions) -> str:

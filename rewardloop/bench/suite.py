@@ -150,7 +150,7 @@ def _pairs(spec: Any, bodies: Any, where: str, loop: RunConfig) -> list[Pair]:
         raise UserError(f"{where}: a free-text task needs 'name' and 'description' (or give 'task')")
     duration = float(spec.get("duration_s", 10.0))
     return [Pair(str(spec["name"]), str(body), task_from_description(
-        str(spec["description"]), str(body), str(spec.get("terrain", "flat")), duration_s=duration))
+        str(spec["description"]), str(body), spec.get("terrain"), duration_s=duration))
         for body in names]
 
 

@@ -306,8 +306,14 @@ def _turn(t: Targets, d: Descriptors) -> Finding:
     score = float(np.clip(turned / t.turn_deg, 0.0, 1.0)) * (0.5 if turned > 1.6 * t.turn_deg else 1.0)
     if score >= 0.8:
         return Finding("turn", score, 3.0)
+    issue = Issue("pelvis", f"turned {turned:.0f}° {t.turn}, wanted {t.turn_deg:.0f}°")
+    if not t.locomotion:  # on the spot: to a heading, since a rate held for the whole motion overshoots the angle
+        end = round(sign * float(np.radians(t.turn_deg)), 4)
+        return Finding("turn", score, 3.0, issue, (
+            Suggestion("heading_error", "add", f"turn {t.turn} to {t.turn_deg:.0f}° and face there", {"target": end}),
+            Suggestion("yaw_rate", "remove", "a rate held throughout overshoots the angle")))
     rate = sign * float(np.clip(np.radians(t.turn_deg) / max(_num(d, "duration_s", 1.0), 1e-6), 0.2, 1.0))
-    return Finding("turn", score, 3.0, Issue("pelvis", f"turned {turned:.0f}° {t.turn}, wanted {t.turn_deg:.0f}°"), (
+    return Finding("turn", score, 3.0, issue, (
         Suggestion("yaw_rate", "add", f"turn {t.turn} at {rate:.2f} rad/s", {"target": round(float(rate), 3)}),
         Suggestion("heading", "remove", "holding the start heading fights the turn")))
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from rewardloop.designer.aims import REAIM_MIN, Plan, travel_terms
 from rewardloop.designer.builtin import BUILTIN_LABEL, BuiltinDesigner
-from rewardloop.designer.edits import ADD_WEIGHTS, CONFLICTS, Edit, apply_edit, drop_conflicts, matching_terms
+from rewardloop.designer.edits import ADD_WEIGHTS, CONFLICTS, FLOORS, Edit, apply_edit, drop_conflicts, matching_terms
 from rewardloop.designer.fixes import PACE_PUSH, PACE_RAISES
 from rewardloop.designer.model import (
     Designer,
@@ -48,7 +48,7 @@ from rewardloop.designer.tune import TuneResult, tune_weights
 from rewardloop.models.base import ModelBackend, ModelSpec
 
 __all__ = [
-    "ADD_WEIGHTS", "BUILTIN_LABEL", "CONFLICTS", "PACE_PUSH", "PACE_RAISES", "REAIM_MIN", "SPEED_RAISES",
+    "ADD_WEIGHTS", "BUILTIN_LABEL", "CONFLICTS", "FLOORS", "PACE_PUSH", "PACE_RAISES", "REAIM_MIN", "SPEED_RAISES",
     "TRAVEL_PUSHES", "BuiltinDesigner", "CheckResult", "Checker", "DesignPlan", "Designer", "DesignerConfig", "Edit",
     "Plan", "PromptForm", "Proposal", "Status", "TuneResult", "apply_edit", "candidate_tokens", "default_checker",
     "drop_conflicts", "library_program", "make_designer", "matching_terms", "parse_candidates", "reaimed", "sped_up",

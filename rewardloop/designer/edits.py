@@ -18,19 +18,34 @@ from rewardloop.reward.program import RewardProgram, term_reads
 ADD_WEIGHTS: dict[str, float] = {
     "foot_clearance": 20.0, "muscle_effort": 0.05, "torques": 1e-4, "velocity_tracking": 2.0, "yaw_rate": 2.0,
     "side_velocity": 0.5, "heading": 0.5, "gait_symmetry": 0.5, "cadence": 0.5, "action_smoothness": 0.5,
-    "hands_still": 0.25,
+    "hands_still": 0.25, "one_leg_stance": 6.0, "stance_balance": 6.0, "swing_hip_flexion": 15.0, "course_path": 5.0,
+    "heading_error": 2.0,
 }
 """Starting weight of a library term the builtin designer adds (1.0 when not listed), sized from the canonical
-programs so the new term neither vanishes nor dominates. hands_still: on the humanoid's injured 10-s walk (the gait
-planner, seed 0) a hand's range across or up-down went 0.25 m -> 0.16 m at 0.25 (11.9 -> 10.8 m walked), 0.14 m at
-0.5, 0.11 m at 1 (10.4 m, the cadence 113 -> 103 steps/min); 0.1 left it as it was."""
+programs so the new term neither vanishes nor dominates (the stands on one leg, high knees in place, the sideways and
+diagonal walks and the turns on the spot hold their terms at these weights). hands_still: on the humanoid's injured
+10-s walk (the gait planner, seed 0) a hand's range across or up-down went 0.25 m -> 0.16 m at 0.25 (11.9 -> 10.8 m
+walked), 0.14 m at 0.5, 0.11 m at 1 (10.4 m, the cadence 113 -> 103 steps/min); 0.1 left it as it was."""
 
 CONFLICTS: dict[str, tuple[str, ...]] = {
     "velocity_tracking": ("forward_velocity",),
     "yaw_rate": ("heading",),
     "knee_extension": ("joint_posture",),
+    "course_velocity": ("velocity_tracking", "forward_velocity", "side_velocity"),
+    "heading_error": ("yaw_rate",),
+    "one_leg_stance": ("capture_point",),
+    "stance_balance": ("capture_point",),
+    "swing_hip_flexion": ("joint_posture",),
 }
-"""Adding the key term makes these library terms work against it; the strong candidate drops them."""
+"""Adding the key term makes these library terms work against it; the strong candidate drops them. A course's
+velocity is commanded in the world frame, where velocity_tracking's and side_velocity's heading-frame command of no
+sideways speed forbids it; the capture point accepts the body between both feet, where a one-leg stand needs it over
+one; a neutral posture pulls the lifted thigh down."""
+
+FLOORS: dict[str, str] = {"swing_hip_flexion": "target", "foot_clearance": "target", "one_leg_stance": "lift"}
+"""Library term -> its parameter that is a height the motion should reach at least. A critic asks for the least that
+passes its check; a program already asking for more keeps it, since lowering the bar for a motion that fell short of
+it would reward less of what was asked."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +94,9 @@ def _calls(program: RewardProgram, name: str, term: str) -> list[ast.Call]:
 
 
 def apply_edit(program: RewardProgram, edit: Edit) -> RewardProgram:
-    """The program after one edit; unchanged when the edit does not apply (e.g. removing an absent term)."""
+    """The program after one edit; unchanged when the edit does not apply (e.g. removing an absent term). An 'add'
+    of a term the program has is a new setting of it (`asked_parameters`), or where it is already set so, a raise of
+    its weight."""
     s, matches = edit.suggestion, matching_terms(program, edit.suggestion.term)
     if s.action == "remove":
         for name in matches:
@@ -87,8 +104,12 @@ def apply_edit(program: RewardProgram, edit: Edit) -> RewardProgram:
                 program = program.without_term(name)
         return program
     if (s.action == "add" and matches and s.params and s.term in TERMS
-            and not computed_arguments(program, matches[0], s.term)):  # same term, new parameters: replace
-        return with_params(program, matches[0], s.term, s.params)
+            and not computed_arguments(program, matches[0], s.term)):
+        current = literal_arguments(program, matches[0], s.term)
+        wanted = asked_parameters(s.term, current, s.params)
+        if wanted != current:  # same term, new parameters: replace
+            return with_params(program, matches[0], s.term, wanted)
+        # the term is there as asked and the motion still falls short: its weight rises below
     if matches and s.action in ("add", "increase", "decrease"):
         factor = edit.strength if s.action != "decrease" else 1.0 / edit.strength
         return program.with_weights({name: program.weights[name] * factor for name in matches})
@@ -96,6 +117,15 @@ def apply_edit(program: RewardProgram, edit: Edit) -> RewardProgram:
         weight = ADD_WEIGHTS.get(s.term, 1.0) * max(1.0, edit.strength / 2.0)
         return program.with_library_term(s.term, weight, s.params or None)
     return program
+
+
+def asked_parameters(term: str, current: dict[str, Any], asked: dict[str, Any]) -> dict[str, Any]:
+    """The literal parameters of lib.`term` after an 'add' asks for `asked`: `current` with the asked ones set, but
+    for a height in FLOORS asked lower than the one in force (`current`'s, else the term's default)."""
+    floor = FLOORS.get(term, "")
+    held = current.get(floor, TERMS[term].params.get(floor)) if floor in asked else None
+    lowered = isinstance(held, (int, float)) and held > asked[floor]
+    return {**current, **{name: value for name, value in asked.items() if not (lowered and name == floor)}}
 
 
 def drop_conflicts(program: RewardProgram, added: Sequence[str]) -> RewardProgram:

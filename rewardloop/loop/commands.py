@@ -79,9 +79,11 @@ def register(add: AddCommand) -> None:
 
 def task_from_args(args: argparse.Namespace, spec=None):  # -> Task; spec: TaskSpec | None
     """The task --task names (moved to --body when given), or one built around the description (and its
-    spec when given, else the rules' reading)."""
+    spec when given, else the rules' reading), on --terrain or else the ground the description names (`ground_for`:
+    the two disagreeing is a UserError)."""
     from rewardloop.cli_base import scene_from_args
-    from rewardloop.tasks import get_task, task_from_description
+    from rewardloop.spec import spec_from_description
+    from rewardloop.tasks import get_task, ground_for, task_from_description
 
     description = (args.description or "").strip()
     if args.task:
@@ -90,7 +92,9 @@ def task_from_args(args: argparse.Namespace, spec=None):  # -> Task; spec: TaskS
     if not description:
         raise UserError('the task description is empty; say what the body should do, e.g. rewardloop run '
                         '"walk forward on rough ground" --body myolegs --terrain rough (or pass --task)')
-    named = argparse.Namespace(**{**vars(args), "body": args.body or "humanoid"})
+    spec = spec if spec is not None else spec_from_description(description)
+    ground = None if spec.manipulation else ground_for(spec, args.terrain).kind  # the words' ground, unless given
+    named = argparse.Namespace(**{**vars(args), "body": args.body or "humanoid", "terrain": ground})
     task = task_from_description(description, named.body, scene_from_args(named).terrain, spec=spec)
     if task.manipulation:  # a hand scene: its object and goal come from the words, no ground or start speed
         return task
