@@ -85,25 +85,33 @@ def flat_foot(f):
 '''
 """Added with --flat-foot W > 0 (weight W): a stance on the toes (the heel up) costs W per metre of heel height."""
 
+ARMS = '''
+def arms(f):
+    """Each hand's swing against its own thigh, per 10 cm, clipped to [-1, 1]: people's arms swing so."""
+    return lib.arm_swing(f, amplitude=0.1)
+'''
+"""Added with --arm-swing W > 0 (weight W), for a body with arms."""
+
 
 def objective_source(speed: float, flat_foot: float, reward: str | None = None,
-                     reward_speed: float | None = None) -> str:
+                     reward_speed: float | None = None, arm_swing: float = 0.0) -> str:
     """The reward program's source for a target speed and flat-foot weight; with `reward`, that canonical reward
     program (e.g. walk) stands in for the built-in walking part, and `speed` does not apply: `reward_speed` (m/s)
     sets the top of its speed ramp instead, as a task's speed does (`canonical.with_top_speed`)."""
     if reward is not None and reward not in CANONICAL:
         raise unknown_name("canonical reward", reward, CANONICAL)
-    if reward is not None and flat_foot > 0:
-        raise UserError("--flat-foot adds a term to the built-in objective; it does not go with --reward")
+    if reward is not None and (flat_foot > 0 or arm_swing > 0):
+        raise UserError("--flat-foot and --arm-swing add terms to the built-in objective; not with --reward")
     if reward is None and reward_speed is not None:
         raise UserError("--reward-speed sets the speed of a --reward program; the built-in objective takes --speed")
     source = OBJECTIVE.replace("TARGET_SPEED", repr(speed)) if reward is None else CANONICAL[reward]
     if reward_speed is not None:
         source = with_top_speed(source, repr(reward_speed))
-    if flat_foot <= 0:
-        return source
-    source = source.replace('"fallen": 1.0}', f'"fallen": 1.0, "flat_foot": {flat_foot!r}}}')
-    return source.replace("\nWEIGHTS", FLAT_FOOT + "\nWEIGHTS")
+    for weight, name, term in ((flat_foot, "flat_foot", FLAT_FOOT), (arm_swing, "arms", ARMS)):
+        if weight > 0:
+            source = source.replace('"fallen": 1.0', f'"fallen": 1.0, "{name}": {weight!r}')
+            source = source.replace("\nWEIGHTS", term + "\nWEIGHTS")
+    return source
 
 
 class GaitObjective:
@@ -163,6 +171,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--target", nargs="*", default=[], metavar="NAME=VALUE",
                         help="a human-like target the search aims at instead of the issue's, e.g. "
                              "max_hip_flexion_deg=36 (a margin, so the gait meets the real one on another CPU)")
+    parser.add_argument("--arm-swing", type=float, default=0.0,
+                        help="weight of each hand's swing against its own thigh (the library's arm_swing)")
     parser.add_argument("--flat-foot", type=float, default=0.0,
                         help="weight of a term against standing on the toes (0: none)")
     parser.add_argument("--terrain", default="flat", metavar="KIND[:VALUE]",
@@ -378,7 +388,7 @@ def measure(controller_kind: str, body: str, vector: np.ndarray, start_speed: fl
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     # a bad --reward fails before any work
-    source = objective_source(args.speed, args.flat_foot, args.reward, args.reward_speed)
+    source = objective_source(args.speed, args.flat_foot, args.reward, args.reward_speed, args.arm_swing)
     scene = compile_scene(Scene(args.body, ground(args.terrain, "--terrain"), start_speed=args.start_speed))
     kind = args.controller or starting_kind(args) or controller_for(scene)
     if kind is None:

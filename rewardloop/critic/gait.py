@@ -215,6 +215,9 @@ class GaitMeasures:
     arm_worst_time: np.ndarray
     """Time a hand is furthest, sideways or up-down, from its median position relative to the torso (s), from the
     first touchdown on."""
+    arm_swing: np.ndarray
+    """Fore-aft swing of the hands against their own thighs, mean over arms (m, half the excursion; + opposite the
+    same-side leg as people's, - with it), from the first touchdown on; NaN without arms."""
 
 
 @dataclass(frozen=True)
@@ -522,7 +525,7 @@ def _arms(features: Features, settled: np.ndarray) -> dict[str, np.ndarray]:
     arms or features without hands."""
     batch = features.batch_shape[0]
     if not all(f"{side}_hand_pos" in features for side in SIDES):
-        return {"arm_excursion": np.full(batch, np.nan), "arm_worst_time": np.full(batch, np.nan)}
+        return {name: np.full(batch, np.nan) for name in ("arm_excursion", "arm_worst_time", "arm_swing")}
     cos, sin = np.cos(features.heading), np.sin(features.heading)
     offset = np.stack([features[f"{side}_hand_pos"] - features.torso_pos for side in SIDES], axis=1)  # [B, 2, T, 3]
     across = np.stack([-offset[..., 0] * sin[:, None] + offset[..., 1] * cos[:, None], offset[..., 2]], axis=1)
@@ -532,7 +535,22 @@ def _arms(features: Features, settled: np.ndarray) -> dict[str, np.ndarray]:
     worst = np.take_along_axis(features.time, np.argmax(np.where(settled, deviation, -1.0), axis=1)[:, None],
                                axis=1)[:, 0]
     armless = np.abs(offset).max(axis=(1, 2, 3)) == 0.0
-    return {"arm_excursion": np.where(armless, np.nan, excursion), "arm_worst_time": np.where(armless, np.nan, worst)}
+    ahead = offset[..., 0] * cos[:, None] + offset[..., 1] * sin[:, None]  # [B, 2, T]
+    swing = np.mean([_swing_against(ahead[:, k], features[f"{side}_hip_flexion"], settled)
+                     for k, side in enumerate(SIDES)], axis=0)
+    return {"arm_excursion": np.where(armless, np.nan, excursion), "arm_worst_time": np.where(armless, np.nan, worst),
+            "arm_swing": np.where(armless, np.nan, swing)}
+
+
+def _swing_against(hand: np.ndarray, hip: np.ndarray, settled: np.ndarray) -> np.ndarray:
+    """[B, T] a hand's offset ahead of the torso (m) and its side's hip flexion (rad) -> [B] the hand's swing
+    against the thigh over the `settled` samples: -√2 × mean(hand × hip) / rms(hip), each less its mean, which is
+    the amplitude of a sine exactly opposite the hip (the reward library's `arm_swing` reads it so)."""
+    weight = settled / np.maximum(settled.sum(axis=1, keepdims=True), 1)
+    hand = hand - (hand * weight).sum(axis=1, keepdims=True)
+    hip = hip - (hip * weight).sum(axis=1, keepdims=True)
+    rms = np.sqrt((hip**2 * weight).sum(axis=1))
+    return -np.sqrt(2.0) * (hand * hip * weight).sum(axis=1) / np.maximum(rms, 1e-6)
 
 
 # --- detectors ----------------------------------------------------------------------------------------------
@@ -659,6 +677,7 @@ _MEASURE_ROWS = (  # field, label, format
     ("trunk_pitch_range", "trunk pitch range p5-p95 (deg)", "{:.1f}"),
     ("trunk_roll_range", "trunk roll range p5-p95 (deg)", "{:.1f}"),
     ("arm_excursion", "hand range across/up-down (m)", "{:.2f}"),
+    ("arm_swing", "hand swing against the thigh (m)", "{:.2f}"),
 )
 
 

@@ -33,6 +33,7 @@ GaitRow = dict[str, float | int | bool]
 GAIT_WEIGHTS: dict[str, float] = {
     "kick": 1.5, "shuffling": 1.5, "crouch": 1.0, "stiff_legged": 1.0, "hip_shape": 1.0, "knee_shape": 1.0,
     "limp": 0.75, "trunk_wobble": 0.75, "trunk_lean": 1.5, "scuffing": 0.5, "flailing_arms": 0.5,
+    "arm_swing": 0.5,
 }
 """Weight of each gait check in the overall score; together a little more than the physics checks of a walk (8.5),
 so a walk that travels well but unlike people scores about half marks."""
@@ -92,6 +93,8 @@ def gait_findings(targets: Targets, facts: GaitFacts) -> tuple[Finding, ...]:
                  and not (facts.backward and name in _NOT_BACKWARD))
 
 
+ARM_SWING_M = 0.1
+"""People's hand swing in walking, half its fore-aft excursion (m): about 10 cm at an ordinary pace."""
 FREE_SPEED_MPS = 1.25
 """People's free walking speed (m/s), the pace the normal step lengths are for."""
 
@@ -255,6 +258,22 @@ def _flailing_arms(facts: GaitFacts) -> Finding:
                         Suggestion("action_smoothness", "add", "calm the arm commands")))
 
 
+def _arm_swing(facts: GaitFacts) -> Finding:
+    """Each hand swings against its own thigh, as people's do. Hands that hang still cost a little; hands swinging
+    with their own leg, which people do not do, miss the human-like target."""
+    swing = facts.value("arm_swing")
+    if not np.isfinite(swing):
+        return Finding("arm_swing", 1.0, 0.0)  # a body without arms
+    score, weight = _grade(-swing, -ARM_SWING_M / 2, 0.0), GAIT_WEIGHTS["arm_swing"]
+    if swing >= ARM_SWING_M / 2:
+        return Finding("arm_swing", score, weight)
+    way = "with their own legs" if swing < 0 else "little"
+    issue = Issue("arms", f"arms swing {way}: {100 * swing:.0f} cm against the same-side thigh (people's hands swing "
+                  f"about {100 * ARM_SWING_M:.0f} cm opposite the same-side leg)")
+    edit = Suggestion("arm_swing", "add", "swing each arm against its own leg", {"amplitude": ARM_SWING_M})
+    return Finding("arm_swing", score, weight, issue, (edit,), meets=swing >= 0.0)
+
+
 def _no_gait(facts: GaitFacts) -> Finding:
     """No stride at all: the body stands, slides or falls instead of stepping."""
     speed = facts.value("speed", 0.0)
@@ -269,6 +288,7 @@ GAIT_CHECKS: dict[str, Callable[[GaitFacts], Finding]] = {
     "kick": _kick, "shuffling": _shuffling, "crouch": _crouch, "stiff_legged": _stiff_legged,
     "hip_shape": _shape("hip", "hips"), "knee_shape": _shape("knee", "knees"), "limp": _limp,
     "trunk_wobble": _trunk_wobble, "trunk_lean": _trunk_lean, "scuffing": _scuffing, "flailing_arms": _flailing_arms,
+    "arm_swing": _arm_swing,
 }
 """The gait checks, by name (a trajectory without strides gets the single `standing_still` check instead)."""
 

@@ -160,6 +160,9 @@ class ControllerEntry:
 
 
 CONTROLLERS: dict[str, ControllerEntry] = {
+    "fullbody_tracker": ControllerEntry("rewardloop.control.controllers.fullbody_tracker", "FullBodyTracker",
+                                        "muscle", "the muscle tracker's legs with a stiff trunk and arms swinging "
+                                        "against the legs, for the MyoSuite full body"),
     "gait_machine": ControllerEntry("rewardloop.control.controllers.gait_machine", "GaitMachine", "torque",
                                     "SIMBICON-style gait machine for the humanoid"),
     "gait_tracker": ControllerEntry("rewardloop.control.controllers.gait_tracker", "GaitTracker", "torque",
@@ -203,7 +206,8 @@ def on_ground(controller: Controller, scene: CompiledScene) -> Controller:
 
 
 WALKERS: dict[str, str] = {"humanoid": "gait_tracker", "myolegs": "muscle_tracker",
-                           "berkeley_humanoid": "servo_tracker", "unitree_g1": "servo_tracker"}
+                           "myofullbody": "fullbody_tracker", "berkeley_humanoid": "servo_tracker",
+                           "unitree_g1": "servo_tracker"}
 """Body -> the controller kind that walks it (its main shipped gait is control/gaits/BODY.json); searches start from
 every gait shipped for the body, and from this controller's defaults when there is none."""
 

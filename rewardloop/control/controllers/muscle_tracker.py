@@ -187,8 +187,8 @@ class MuscleTracker:
     kind = "muscle_tracker"
     space = PARAMETERS
     memory_size = 7
-    steering = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset", "trunk_pitch",
-                "turn_rate", "width", "lift")
+    steering: tuple[str, ...] = ("step_time", "hip_scale", "hip_offset", "speed", "knee_scale", "knee_offset",
+                                 "trunk_pitch", "turn_rate", "width", "lift")
 
     def __init__(self, scene: CompiledScene):
         self.chunk = max(1, round(UPDATE_S / scene.dt))
@@ -216,13 +216,19 @@ class MuscleTracker:
 
     def act(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
         state = np.ascontiguousarray(state)
-        targets = np.repeat(self.neutral[None], len(state), axis=0)
-        _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.ground, self.uneven,
-                        self.joints, self.sensors, self.yaw_sign, self.interval, targets)
+        targets = self.targets(state, sensed, memory, params)
         kp = self.stiffness(params)
         torque = (kp * (targets - state[:, self.angle_index])
                   - self.damping(params, memory) * kp * self.damped_rate(state, params, memory))
         return np.repeat(self.muscles(state, torque)[:, None], self.chunk, axis=1)
+
+    def targets(self, state: np.ndarray, sensed: np.ndarray, memory: np.ndarray, params: np.ndarray) -> np.ndarray:
+        """[B, J] the posture targets (MJCF angles) of this update, advancing the step clock in `memory`: the leg
+        joints' from the kernel, the rest at neutral."""
+        targets = np.repeat(self.neutral[None], len(state), axis=0)
+        _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.ground, self.uneven,
+                        self.joints, self.sensors, self.yaw_sign, self.interval, targets)
+        return targets
 
     def damping(self, params: np.ndarray, memory: np.ndarray) -> np.ndarray:
         """[B, P] params, [B, 5] memory -> [B, J] each posture joint's damping (s): `damping`, scaled on the hip

@@ -403,12 +403,11 @@ def _torque_excite(state: np.ndarray, torque: np.ndarray, joint_index: np.ndarra
     count, width, njoint = joints.shape[0], joints.shape[1], centre.shape[0]
     effort, interval, sweeps = settings[0], settings[1], int(settings[2])
     z, slope, per_half = np.empty(width), np.empty(width), 1.0 / half
-    gain = np.zeros((njoint, count))  # [J, M] torque per unit activation
-    hessian, wanted, act = np.empty((count, count)), np.empty(njoint), np.empty(count)
+    gain = np.empty((count, width))  # [M, K] torque per unit activation on each muscle's joints
+    wanted, act = np.empty(njoint), np.empty(count)
     for b in range(state.shape[0]):
         angle, rate = state[b, joint_index[0]], state[b, joint_index[1]]
         normal = (angle - centre) * per_half
-        gain[:] = 0.0
         wanted[:] = torque[b]
         for m in range(count):
             length = _length_at(normal, joints[m], coef[m], z, slope)
@@ -420,34 +419,36 @@ def _torque_excite(state: np.ndarray, torque: np.ndarray, joint_index: np.ndarra
             passive = passive_curve(norm_len, p[_LMAX, m], p[_FPMAX, m])
             for k in range(width):
                 arm = slope[k] * per_half[joints[m, k]]  # ∂L/∂q; a muscle's tension T gives the torque −arm·T
-                gain[joints[m, k], m] -= arm * p[_PEAK, m] * active
+                gain[m, k] = -arm * p[_PEAK, m] * active
                 wanted[joints[m, k]] += arm * p[_PEAK, m] * passive
             act[m] = min(max(state[b, muscle_index[0, m]], 0.0), 1.0)
-        _bounded_least_squares(gain, wanted, effort, sweeps, hessian, act)
+        _bounded_least_squares(gain, joints, wanted, effort, sweeps, act)
         for m in range(count):
             out[b, muscle_index[1, m]] = _reach(state[b, muscle_index[0, m]], act[m], p, m, interval) if excite \
                 else act[m]
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
-def _bounded_least_squares(gain: np.ndarray, wanted: np.ndarray, effort: float, sweeps: int, hessian: np.ndarray,
+def _bounded_least_squares(gain: np.ndarray, joints: np.ndarray, wanted: np.ndarray, effort: float, sweeps: int,
                            x: np.ndarray) -> None:
-    """x ∈ [0, 1]^M (in place, from its value) minimising ‖gain·x − wanted‖² + effort·‖x‖², by `sweeps` sweeps of
-    projected coordinate descent; gain [J, M], wanted [J], hessian [M, M] scratch."""
-    count = x.shape[0]
-    hessian[:] = gain.T @ gain
-    linear = gain.T @ wanted
-    grad = hessian @ x - linear
+    """x ∈ [0, 1]^M (in place, from its value) minimising ‖G·x − wanted‖² + effort·‖x‖², by `sweeps` sweeps of
+    projected coordinate descent. G is sparse, as a muscle crosses few joints: muscle m's column holds gain[m, k]
+    on joint joints[m, k] ([M, K] each; padding slots hold 0). Each coordinate reads and updates the residual
+    G·x − wanted on its own joints only, so a sweep costs M·K, not M² (the full body has 416 muscles)."""
+    count, width = gain.shape
+    residual = -wanted
     for m in range(count):
-        hessian[m, m] += effort
-        grad[m] += effort * x[m]
+        for k in range(width):
+            residual[joints[m, k]] += gain[m, k] * x[m]
     for _ in range(sweeps):
         for m in range(count):
-            if hessian[m, m] <= 0.0:
-                continue
-            new = min(max(x[m] - grad[m] / hessian[m, m], 0.0), 1.0)
+            curvature, grad = effort, effort * x[m]
+            for k in range(width):
+                curvature += gain[m, k] * gain[m, k]
+                grad += gain[m, k] * residual[joints[m, k]]
+            new = min(max(x[m] - grad / curvature, 0.0), 1.0)
             step = new - x[m]
             if step != 0.0:
                 x[m] = new
-                for n in range(count):
-                    grad[n] += hessian[n, m] * step
+                for k in range(width):
+                    residual[joints[m, k]] += gain[m, k] * step
