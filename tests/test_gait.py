@@ -258,3 +258,15 @@ def test_a_least_clearance_target_is_missed_by_a_low_swing_foot(walk):
     from rewardloop.critic.likeness import HumanLikeTargets, misses
     assert misses(walk)["clearance"][0] == 0.0
     assert misses(walk, HumanLikeTargets(min_clearance_m=0.1))["clearance"][0] == pytest.approx(0.05, abs=0.005)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_arm_swing_is_the_hands_sine_against_its_own_thigh(sign):
+    """Each hip flexing as a 1-Hz sine (the legs half a cycle apart) and each hand swinging fore-aft as a sine of
+    amplitude 0.12 m: opposite its own thigh, the swing is +0.12 m (people's); with it, -0.12 m."""
+    walk = _with_hands(_walk(), across=0.0)
+    for side, shift in (("left", 0.0), ("right", 0.5)):
+        wave = np.sin(2 * np.pi * (walk["time"] - shift))
+        walk[f"{side}_hip_flexion"] = 0.3 * wave
+        walk[f"{side}_hand_pos"][:, 0] = walk["torso_pos"][:, 0] - sign * 0.12 * wave
+    assert analyze_gait(_features(walk)).measures.arm_swing[0] == pytest.approx(sign * 0.12, rel=0.02)

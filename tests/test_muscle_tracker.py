@@ -59,7 +59,7 @@ def targets(legs, params: np.ndarray, memory: np.ndarray, ahead: float = 0.0, ti
         sensed = run_controller(sim, tracker, params, nstep=1, initial_state=state).sensordata[:, 0]
     out = np.zeros((batch, tracker.muscles.space.size))
     _targets_kernel(state, sensed, memory.copy(), params, tracker.curves, tracker.ground, tracker.uneven,
-                    tracker.joints, tracker.sensors, tracker.yaw_sign, tracker.interval, out)
+                    tracker.joints, tracker.sensors, tracker.balanced, tracker.yaw_sign, tracker.interval, out)
     return out
 
 

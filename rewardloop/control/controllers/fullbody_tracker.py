@@ -4,7 +4,8 @@ trunk and arms held and swung by their own muscles.
 The legs are the muscle tracker's (`muscle_tracker`): people's joint curves on a step clock, balance on the stance
 hip, foot placement. Above the pelvis:
 - the stance hip balances the thorax, where most of the mass above the legs is, rather than the pelvis: the
-  muscle tracker's trunk law (`trunk_pitch`, `trunk_gain`) reads the thorax's pitch and roll. The lumbar spine
+  muscle tracker's trunk law (`trunk_pitch`, `trunk_gain`) reads the thorax's pitch and roll (the swing leg's aims
+  still reckon from the pelvis). The lumbar spine
   holds the trunk `trunk_lean` forward of the pelvis (`trunk_kp`), so the hip balances the trunk as a whole. The
   back muscles cannot right a leaning trunk by themselves (at most about 185 N·m of extension at 16° of flexion,
   every muscle at full activation): balanced through the pelvis alone, the thorax leant 20-35° forward within half
@@ -78,8 +79,8 @@ class FullBodyTracker(MuscleTracker):
                 self.gain_of[c] = HAND
         self.gain_of[self.trunk] = TRUNK
         self.gain_of[self.arms.ravel()] = ARM
-        self.sensors = self.sensors.copy()
-        self.sensors[SENSORS.index("pelvis_zaxis")] = scene.layout.sensors["torso_zaxis"][0]  # see the docstring
+        self.balanced = self.sensors.copy()  # the thorax's pitch and roll (see the module docstring)
+        self.balanced[SENSORS.index("pelvis_zaxis")] = scene.layout.sensors["torso_zaxis"][0]
         hip = self.curves[0]
         self.hip_mid, self.hip_half = 0.5 * (hip.max() + hip.min()), 0.5 * (hip.max() - hip.min())
 

@@ -200,6 +200,9 @@ class MuscleTracker:
         self.curves = np.ascontiguousarray(human_curves())
         self.see(scene.scene.terrain)
         self.sensors = np.array([scene.layout.sensors[name][0] for name in SENSORS], dtype=np.int64)
+        self.balanced = self.sensors
+        """The SENSORS addresses the stance hip's trunk law reads pitch and roll through: the pelvis's here, which
+        carries the legs' rigid torso."""
         self.joints = leg_columns(scene)
         rotation, _ = hip_rotators(scene)
         self.yaw_sign = np.ascontiguousarray(rotation[:, 2])
@@ -227,7 +230,7 @@ class MuscleTracker:
         joints' from the kernel, the rest at neutral."""
         targets = np.repeat(self.neutral[None], len(state), axis=0)
         _targets_kernel(state, np.ascontiguousarray(sensed), memory, params, self.curves, self.ground, self.uneven,
-                        self.joints, self.sensors, self.yaw_sign, self.interval, targets)
+                        self.joints, self.sensors, self.balanced, self.yaw_sign, self.interval, targets)
         return targets
 
     def damping(self, params: np.ndarray, memory: np.ndarray) -> np.ndarray:
@@ -275,11 +278,12 @@ def push_phase(phase: float) -> float:
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def _targets_kernel(state, sensed, memory, params, curves, ground, uneven, joints, sensors, yaw_sign, interval,
-                    targets):
+def _targets_kernel(state, sensed, memory, params, curves, ground, uneven, joints, sensors, balanced, yaw_sign,
+                    interval, targets):
     """Target postures for every row: [b, nstate], [b, nsensor], [b, 5] memory (in place; `gait_tracker`'s
     columns), [b, P] params, [3, K] human curves (rad), [nx, ny] ground map and its unevenness map, [2, 5, 4] leg
-    columns, [2] yaw signs (`hip_rotators`) -> targets [b, J] (the leg joints' columns written, in MJCF angles)."""
+    columns, the SENSORS addresses and those of the part the stance hip balances (`MuscleTracker.balanced`), [2]
+    yaw signs (`hip_rotators`) -> targets [b, J] (the leg joints' columns written, in MJCF angles)."""
     angle, aim, phase, p = np.empty((2, 5)), np.empty((2, 5)), np.empty(2), np.empty(params.shape[1])
     com = sensors[COM]
     for b in range(state.shape[0]):
@@ -290,6 +294,7 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, uneven, joint
             p[UNEVEN_TO[k]] += rough * params[b, UNEVEN_AT[k]]
         before = int(memory[b, STANCE])
         yaw, fx, fy, pitch, roll, pitch_rate, roll_rate, yaw_rate = pelvis_frame(s, sensors)
+        _, _, _, lean, tilt, _, _, _ = pelvis_frame(s, balanced)  # the balanced part's pitch and roll
         early = landing_waiver(p[LOOK_LAND], s, sensors, ground, memory[b])
         reach_ok = landing_reach(p[LAND_AHEAD], s, sensors, memory[b], fx, fy)
         stance = step_clock(memory[b], p, s, sensors, interval, phase, early, reach_ok)
@@ -320,9 +325,9 @@ def _targets_kernel(state, sensed, memory, params, curves, ground, uneven, joint
         aim[swing, HA] = outward * (roll - lateral - p[CIRCUMDUCT] * clearing)
         aim[swing, HR] = 0.0
         trunk_target = p[TRUNK_PITCH] + p[SLOPE_TRUNK] * slope
-        aim[stance, HF] = angle[stance, HF] + p[TRUNK_GAIN] * (trunk_target - pitch) - p[TRUNK_DAMPING] * pitch_rate
+        aim[stance, HF] = angle[stance, HF] + p[TRUNK_GAIN] * (trunk_target - lean) - p[TRUNK_DAMPING] * pitch_rate
         hiked = outward * p[HIKE] * clearing  # roll (+ left side up) that lifts the swing side
-        aim[stance, HA] = angle[stance, HA] - outward * (p[TRUNK_GAIN] * (hiked - roll) - p[TRUNK_DAMPING] * roll_rate)
+        aim[stance, HA] = angle[stance, HA] - outward * (p[TRUNK_GAIN] * (hiked - tilt) - p[TRUNK_DAMPING] * roll_rate)
         aim[stance, AN] -= p[VAULT] * clearing
         # the pelvis turning left about the planted thigh moves the hip rotation by -yaw_sign per rad
         caught = p[YAW_CATCH] * math.copysign(max(abs(heading_error) - p[YAW_BAND], 0.0), heading_error)
