@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from rewardloop.control.controllers.base import make_controller, run_controller
 from rewardloop.control.defaults import default_config
@@ -33,7 +34,7 @@ from rewardloop.critic.gait import analyze_gait
 from rewardloop.reward import load_reward
 from rewardloop.reward.canonical import canonical
 from rewardloop.sim.rollout import Simulator
-from rewardloop.sim.scene import Scene, compile_scene, walking_start_speed
+from rewardloop.sim.scene import CompiledScene, Scene, compile_scene, walking_start_speed
 from rewardloop.sim.terrain import Terrain
 from rewardloop.tasks import INJURIES
 
@@ -45,7 +46,7 @@ GROUNDS = {"flat": ("flat", "walk"), "rough": ("rough", "walk_rough"), "slope": 
 DURATION_S = 10.0
 
 
-def scene_of(row: str):  # -> CompiledScene
+def scene_of(row: str) -> CompiledScene:
     kind, _ = GROUNDS[row]
     injury = INJURIES[BODY] if row == "injured" else ()
     return compile_scene(Scene(body=BODY, terrain=Terrain(kind=kind), injury=injury,
@@ -75,9 +76,17 @@ def run_one(row: str, seed: int, shipped: bool) -> dict[str, object]:
             "fell": metrics.fell, "fall_time_s": metrics.fall_time, "wall_time_s": round(wall, 1),
             **{name: _rounded(gait_row[name]) for name in ("hip_flexion_r", "knee_flexion_r", "arm_swing",
                                                            "trunk_pitch_range", "cadence")},
-            "command": f"rewardloop optimize --body {BODY} --reward {reward_name} --terrain {GROUNDS[row][0]} "
-                       f"--duration 10 --seed {seed}" + (" (weakened left plantarflexors)" if row == "injured"
-                                                          else "") + (" (shipped gait, replayed)" if shipped else "")}
+            "command": _command(row, seed, shipped)}
+
+
+def _command(row: str, seed: int, shipped: bool) -> str:
+    """The command that makes one row's motion."""
+    kind, reward_name = GROUNDS[row]
+    injury = "".join(f" --injury {group}={factor}" for group, factor in INJURIES[BODY]) if row == "injured" else ""
+    if shipped:
+        return f"rewardloop replay shipped --body {BODY} --terrain {kind}{injury} --duration 10"
+    return (f"rewardloop optimize --body {BODY} --reward {reward_name} --terrain {kind}{injury} --duration 10 "
+            f"--seed {seed}")
 
 
 def _rounded(value: object) -> float | None:
@@ -91,19 +100,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--shipped", action="store_true", help="replay the shipped gait instead of planning")
     args = parser.parse_args(argv)
-    rows = []
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    command = " ".join(["benchmarks/bench_fullbody.py", *(sys.argv[1:] if argv is None else argv)])
+    record = {"date": datetime.date.today().isoformat(), "commit": commit,
+              "machine": f"{platform.machine()}, {os.cpu_count()} cores", "command": command, "rows": []}
     for row in args.grounds:
         for seed in args.seeds:
-            rows.append(run_one(row, seed, args.shipped))
-            print(json.dumps(rows[-1]), flush=True)
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
-    record = {"date": datetime.date.today().isoformat(), "commit": commit,
-              "machine": f"{platform.machine()}, {os.cpu_count()} cores", "command": " ".join(sys.argv),
-              "rows": rows}
-    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
-    previous["runs"].append(record)
-    RESULTS.write_text(json.dumps(previous, indent=1) + "\n")
+            record["rows"].append(run_one(row, seed, args.shipped))
+            print(json.dumps(record["rows"][-1]), flush=True)
+            _save(record)  # each row as it is made: a run killed hours in keeps what it finished
     return 0
+
+
+def _save(record: dict[str, Any]) -> None:
+    """Write `record` as the last run of the results file (added on its first save, replaced after)."""
+    results = json.loads(RESULTS.read_text()) if RESULTS.exists() else {"runs": []}
+    runs = results["runs"]
+    if runs and runs[-1].get("started") == record.setdefault("started", datetime.datetime.now().isoformat()):
+        runs[-1] = record
+    else:
+        runs.append(record)
+    partial = RESULTS.with_name(RESULTS.name + ".partial")
+    partial.write_text(json.dumps(results, indent=1) + "\n")
+    partial.replace(RESULTS)
 
 
 if __name__ == "__main__":

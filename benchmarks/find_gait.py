@@ -390,6 +390,8 @@ def main(argv: list[str] | None = None) -> None:
     # a bad --reward fails before any work
     source = objective_source(args.speed, args.flat_foot, args.reward, args.reward_speed, args.arm_swing)
     scene = compile_scene(Scene(args.body, ground(args.terrain, "--terrain"), start_speed=args.start_speed))
+    if args.arm_swing > 0 and not scene.body.hands:
+        raise UserError(f"--arm-swing asks the arms to swing; {args.body} has no arms")
     kind = args.controller or starting_kind(args) or controller_for(scene)
     if kind is None:
         raise UserError(f"no structured controller walks {args.body} yet")

@@ -5,6 +5,11 @@
 Each body's main shipped gait (`rewardloop/control/gaits/BODY.json`) walks 10 s on flat ground from the walking
 start; the gait analysis averages each joint's angle over its strides (both legs) and the plot sets it beside the
 normative human curve (Schwartz et al. 2008, mean ± 1 SD), one SVG per joint: gait_curves_JOINT.svg.
+
+    .venv/bin/python benchmarks/plot_gait_curves.py --trajectory myofullbody=out/full --out docs/images
+
+With --trajectory BODY=DIR, that body's curves come from a saved 10-s motion from the walking start on flat ground
+(`rewardloop optimize ... --out DIR`) instead: the full body's gait walks only as the gait planner steers it.
 """
 
 from __future__ import annotations
@@ -16,14 +21,15 @@ import numpy as np
 
 from rewardloop.control.controllers.base import make_controller, run_controller
 from rewardloop.control.search.policy import shipped_gait
+from rewardloop.control.trajectory import Trajectory
 from rewardloop.critic.gait import JOINTS, analyze_gait, human_gait_reference
 from rewardloop.errors import UserError, run_script
 from rewardloop.sim.rollout import Simulator
-from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene
+from rewardloop.sim.scene import WALKING_START_SPEED, Scene, compile_scene, walking_start_speed
 
 BODIES = ("humanoid", "myolegs")
 DURATION_S = 10.0
-COLOURS = {"humanoid": "#d62728", "myolegs": "#1f77b4"}
+COLOURS = {"humanoid": "#d62728", "myolegs": "#1f77b4", "myofullbody": "#2ca02c"}
 WIDTH, HEIGHT, LEFT, RIGHT, TOP, BOTTOM = 460, 250, 46, 96, 26, 36
 
 
@@ -37,6 +43,16 @@ def gait_curves(body: str) -> np.ndarray:
     with Simulator(scene) as sim:
         rollouts = run_controller(sim, controller, policy.vector(controller)[None], nstep=round(DURATION_S / scene.dt))
     return np.nanmean(analyze_gait(rollouts.features(scene)).curves[0], axis=0)
+
+
+def saved_curves(body: str, folder: Path) -> np.ndarray:
+    """[3, P] stride-averaged joint angles (deg) of the motion saved in `folder` by `rewardloop optimize --out`."""
+    scene = compile_scene(Scene(body, start_speed=walking_start_speed(body)))
+    trajectory = Trajectory.load(folder)
+    if trajectory.rollouts.state.shape[-1] != scene.nstate:
+        raise UserError(f"{folder} holds a motion of another body than {body}")
+    features = trajectory.features(scene)
+    return np.nanmean(analyze_gait(features).curves[0], axis=0)
 
 
 def curves_svg(title: str, percent: np.ndarray, mean: np.ndarray, sd: np.ndarray,
@@ -80,9 +96,16 @@ def curves_svg(title: str, percent: np.ndarray, mean: np.ndarray, sd: np.ndarray
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=Path("docs/images"), help="folder of the SVG files")
+    parser.add_argument("--trajectory", nargs="*", default=[], metavar="BODY=DIR",
+                        help="a body's curves from a saved motion (rewardloop optimize --out DIR) as well")
     args = parser.parse_args()
     reference = human_gait_reference()
     curves = {body: gait_curves(body) for body in BODIES}
+    for item in args.trajectory:
+        body, _, folder = item.partition("=")
+        if body not in COLOURS or not folder:
+            raise UserError(f"--trajectory takes BODY=DIR with BODY one of {', '.join(COLOURS)}, got {item!r}")
+        curves[body] = saved_curves(body, Path(folder))
     args.out.mkdir(parents=True, exist_ok=True)
     for j, joint in enumerate(JOINTS):
         svg = curves_svg(joint.replace("_", " "), reference.phase * 100, reference.mean[j], reference.sd[j],

@@ -250,3 +250,24 @@ def test_flailing_arms_ask_for_quiet_hands_not_more_swing(beyond_observed):
     assert any("arms flail" in issue.problem for issue in critique.issues), critique.issues
     terms = [s.term for s in critique.suggestions]
     assert "hands_still" in terms and "arm_swing" not in terms, terms
+
+
+@pytest.mark.parametrize(("swing", "pace", "score", "meets", "issue"), [
+    (0.10, 1.0, 1.0, True, False),  # people's swing
+    (0.0, 1.0, 0.5, True, True),  # hands held still: a little off, still met
+    (-0.01, 1.0, 0.435, True, True),  # a centimetre the wrong way is hands held still
+    (-0.05, 1.0, 0.25, False, True),  # swinging with their own legs: not like people
+    (0.03, 0.5, 1.0, True, False),  # at half people's pace, people's swing is halved
+    (float("nan"), 1.0, 1.0, True, False),  # no arms: weight 0
+])
+def test_the_arm_swing_check_grades_the_hands_against_their_own_thighs(observed, swing, pace, score, meets, issue):
+    from rewardloop.critic.gait_rules import GAIT_CHECKS, gait_facts
+    from rewardloop.critic.physics import targets_from_description
+
+    gait = observed["good_walk"].gait
+    assert gait is not None
+    facts = gait_facts(targets_from_description("walk forward"), gait)
+    finding = GAIT_CHECKS["arm_swing"](dataclasses.replace(facts, row={**facts.row, "arm_swing": swing}, pace=pace))
+    assert finding.score == pytest.approx(score, abs=0.01)
+    assert (finding.meets, finding.issue is not None) == (meets, issue)
+    assert finding.weight == (0.0 if swing != swing else 0.5)

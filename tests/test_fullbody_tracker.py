@@ -9,14 +9,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rewardloop.control.controllers.base import WALKERS, make_controller, run_controller
-from rewardloop.control.controllers.fullbody_tracker import ARM_OUT, ELBOW_BEND, HAND_KP, leg_phases
+from rewardloop.control.controllers.base import make_controller, run_controller
+from rewardloop.control.controllers.fullbody_tracker import ARM_OUT, ELBOW_BEND, HAND_KP, PARAMETERS, leg_phases
 from rewardloop.control.controllers.gait_tracker import CLOCK, STANCE, STEP_TIME
 from rewardloop.control.controllers.muscle_tracker import FOOT_KP
 from rewardloop.control.controllers.muscles import _bounded_least_squares
 from rewardloop.control.metrics import fall_mask
 from rewardloop.control.search.policy import shipped_gait
 from rewardloop.critic.gait import analyze_gait
+from rewardloop.errors import UserError
 from rewardloop.sim.rollout import Simulator
 from rewardloop.sim.scene import Scene, compile_scene, walking_start_speed
 
@@ -27,12 +28,13 @@ def body():
     return scene, make_controller("fullbody_tracker", scene)
 
 
-def test_the_full_body_walks_with_the_fullbody_tracker():
-    assert WALKERS["myofullbody"] == "fullbody_tracker"
+def test_on_a_body_without_a_spine_and_arms_it_says_so():
+    with pytest.raises(UserError, match=r"lacks flex_extension.*use it on myofullbody"):
+        make_controller("fullbody_tracker", compile_scene(Scene(body="myolegs")))
 
 
 def test_each_legs_phase_comes_from_the_step_clock():
-    params = np.zeros((2, 80))
+    params = np.zeros((2, PARAMETERS.size))
     params[:, STEP_TIME] = 0.5
     memory = np.zeros((2, 7))
     memory[:, STANCE] = [0, 1]

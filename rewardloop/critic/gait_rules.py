@@ -95,6 +95,8 @@ def gait_findings(targets: Targets, facts: GaitFacts) -> tuple[Finding, ...]:
 
 ARM_SWING_M = 0.1
 """People's hand swing in walking, half its fore-aft excursion (m): about 10 cm at an ordinary pace."""
+ARM_SWING_BAND_M = 0.02
+"""Hands swinging with their own legs by less than this (m) are hands held still, not a fault."""
 FREE_SPEED_MPS = 1.25
 """People's free walking speed (m/s), the pace the normal step lengths are for."""
 
@@ -259,19 +261,21 @@ def _flailing_arms(facts: GaitFacts) -> Finding:
 
 
 def _arm_swing(facts: GaitFacts) -> Finding:
-    """Each hand swings against its own thigh, as people's do. Hands that hang still cost a little; hands swinging
-    with their own leg, which people do not do, miss the human-like target."""
+    """Each hand swings against its own thigh, as people's do, less at a slower pace. Hands that hang still cost a
+    little; hands swinging with their own leg (beyond ARM_SWING_BAND_M), which people do not do, miss the human-like
+    target."""
     swing = facts.value("arm_swing")
     if not np.isfinite(swing):
         return Finding("arm_swing", 1.0, 0.0)  # a body without arms
-    score, weight = _grade(-swing, -ARM_SWING_M / 2, 0.0), GAIT_WEIGHTS["arm_swing"]
-    if swing >= ARM_SWING_M / 2:
+    people = ARM_SWING_M * facts.pace
+    score, weight = _grade(-swing, -people / 2, 0.0), GAIT_WEIGHTS["arm_swing"]
+    if swing >= people / 2:
         return Finding("arm_swing", score, weight)
-    way = "with their own legs" if swing < 0 else "little"
-    issue = Issue("arms", f"arms swing {way}: {100 * swing:.0f} cm against the same-side thigh (people's hands swing "
-                  f"about {100 * ARM_SWING_M:.0f} cm opposite the same-side leg)")
-    edit = Suggestion("arm_swing", "add", "swing each arm against its own leg", {"amplitude": ARM_SWING_M})
-    return Finding("arm_swing", score, weight, issue, (edit,), meets=swing >= 0.0)
+    way = f"with their own legs, {-100 * swing:.0f} cm" if swing < 0 else f"little, {100 * swing:.0f} cm against them"
+    issue = Issue("arms", f"arms swing {way} (people's hands swing about {100 * people:.0f} cm opposite the "
+                  "same-side leg)")
+    edit = Suggestion("arm_swing", "add", "swing each arm against its own leg", {"amplitude": round(people, 3)})
+    return Finding("arm_swing", score, weight, issue, (edit,), meets=swing >= -ARM_SWING_BAND_M)
 
 
 def _no_gait(facts: GaitFacts) -> Finding:
@@ -307,7 +311,8 @@ def _composed(finding: Finding) -> Finding:
                                suggestions=finding.suggestions if finding.issue else ())
 
 
-_NOT_IN_PLACE = ("hip_shape", "scuffing")
-"""Checks that do not apply to stepping on the spot (no walking hip swing; no travel to scuff along)."""
+_NOT_IN_PLACE = ("hip_shape", "scuffing", "arm_swing")
+"""Checks that do not apply to stepping on the spot (no walking hip swing; no travel to scuff along; no arm swing
+to balance one)."""
 _NOT_BACKWARD = ("hip_shape", "knee_shape")
 """Checks that do not apply to walking backward (the reference curves are people's forward walking)."""

@@ -4,16 +4,15 @@ trunk and arms held and swung by their own muscles.
 The legs are the muscle tracker's (`muscle_tracker`): people's joint curves on a step clock, balance on the stance
 hip, foot placement. Above the pelvis:
 - the stance hip balances the thorax, where most of the mass above the legs is, rather than the pelvis: the
-  muscle tracker's trunk law (`trunk_pitch`, `trunk_gain`) reads the thorax's pitch and roll (the swing leg's aims
-  still reckon from the pelvis). The lumbar spine
-  holds the trunk `trunk_lean` forward of the pelvis (`trunk_kp`), so the hip balances the trunk as a whole. The
-  back muscles cannot right a leaning trunk by themselves (at most about 185 N·m of extension at 16° of flexion,
-  every muscle at full activation): balanced through the pelvis alone, the thorax leant 20-35° forward within half
-  a second of walking and stayed there;
+  muscle tracker's trunk law (`trunk_pitch`, `trunk_gain`) reads the thorax's pitch and roll (its damping still the
+  pelvis's rates, and the swing leg's aims still reckon from the pelvis). The lumbar spine holds the trunk
+  `trunk_lean` forward of the pelvis (`trunk_kp`), so the hip balances the trunk as a whole: the back muscles alone
+  are too weak to right a trunk that has leant forward;
 - each arm swings opposite its own leg, as people's do: the upper arm's forward angle follows people's hip flexion
   curve at the other leg's phase, `arm_lead` of a cycle ahead (`arm_swing` per unit of that curve's half range,
   about `arm_offset`), held out `arm_out` from the side, the elbow bent `elbow_bend`, at `arm_kp`;
-- the forearms, wrists and fingers are held lightly at neutral (`HAND_KP`).
+- the rest of each arm (the humerus's rotation, the forearm's pronation, wrist and fingers) is held lightly at
+  neutral (`HAND_KP`).
 myo-sim's full body has no neck joints: the head is fixed on the thorax, so a steady trunk is a steady head.
 Every joint's wanted torque goes to one `muscles.MuscleTorques`, which excites all 416 muscles at once.
 """
@@ -28,29 +27,31 @@ from rewardloop.control.controllers.gait_tracker import CLOCK, STANCE, STEP_TIME
 from rewardloop.control.controllers.humanoid import SENSORS
 from rewardloop.control.controllers.muscle_tracker import ANKLE_KP, FOOT_KP, HIP_KP, KNEE_KP, MuscleTracker
 from rewardloop.control.controllers.muscle_tracker import PARAMETERS as LEG_PARAMETERS
+from rewardloop.errors import UserError
 from rewardloop.sim.bodies import SIDES
 from rewardloop.sim.scene import CompiledScene
 
 P = Parameter
 PARAMETERS = ParameterSpace((
     *LEG_PARAMETERS.parameters,
-    P("trunk_kp", 100.0, 2000.0, 800.0, "N·m/rad", "lumbar torque per rad of trunk posture error on the pelvis"),
+    P("trunk_kp", 100.0, 3000.0, 800.0, "N·m/rad", "lumbar torque per rad of trunk posture error on the pelvis"),
     P("trunk_lean", -0.3, 0.3, 0.0, "rad", "trunk flexion held on the pelvis, + forward"),
-    P("arm_kp", 5.0, 150.0, 40.0, "N·m/rad", "shoulder and elbow torque per rad of posture error"),
+    P("arm_kp", 5.0, 300.0, 40.0, "N·m/rad", "shoulder and elbow torque per rad of posture error"),
     P("arm_swing", 0.0, 1.0, 0.35, "rad", "the upper arm's forward swing per unit of people's hip curve at the "
       "other leg's phase (half its range): the arm swings opposite its own leg"),
     P("arm_lead", 0.0, 0.5, 0.2, "-", "fraction of the gait cycle the arm's aim leads the leg by: the arm, "
-      "moved by slow muscles, lags its aim (about 0.2 s at arm_kp 40)"),
+      "moved by slow muscles, lags its aim"),
     P("arm_offset", -0.4, 0.4, 0.0, "rad", "the upper arm's mean forward angle"),
-    P("arm_out", 0.0, 0.5, 0.15, "rad", "the upper arm held out from the side"),
+    P("arm_out", 0.1, 0.5, 0.15, "rad", "the upper arm held out from the side: the shoulder's plane of elevation turns "
+      "the arm only when it is raised"),
     P("elbow_bend", 0.0, 1.5, 0.35, "rad", "elbow flexion held"),
 ))
 """The full-body tracker's parameters: the muscle tracker's, then the trunk's and the arms'."""
 (TRUNK_KP, TRUNK_LEAN, ARM_KP, ARM_SWING, ARM_LEAD, ARM_OFFSET, ARM_OUT,
  ELBOW_BEND) = range(LEG_PARAMETERS.size, PARAMETERS.size)
 HAND_KP = 2.0
-"""Torque per rad of posture error (N·m/rad) of the forearm, wrist and finger joints, held at neutral: enough to
-keep a hand from flopping, little enough for their small muscles."""
+"""Torque per rad of posture error (N·m/rad) of the arm's other joints, held at neutral: enough to keep a hand from
+flopping, little enough for the forearm's and hand's small muscles."""
 TRUNK_JOINTS = ("flex_extension", "lat_bending", "axial_rotation")
 """myo-sim's lumbar coordinates (the vertebrae follow them by equality constraints); + flex_extension bends back."""
 ARM_JOINTS = ("elv_angle_{s}", "shoulder_elv_{s}", "elbow_flexion_{s}")
@@ -67,6 +68,7 @@ class FullBodyTracker(MuscleTracker):
     steering = (*MuscleTracker.steering, "trunk_lean", "arm_swing")
 
     def __init__(self, scene: CompiledScene):
+        _check_body(scene)
         super().__init__(scene)
         model = scene.model
         column = {int(adr): c for c, adr in enumerate(self.muscles.space.qpos_adr)}
@@ -119,6 +121,16 @@ def leg_phases(memory: np.ndarray, params: np.ndarray) -> np.ndarray:
     phase[rows, stance] = 0.5 * progress
     phase[rows, 1 - stance] = 0.5 + 0.5 * progress
     return phase
+
+
+def _check_body(scene: CompiledScene) -> None:
+    """A UserError unless the body has the lumbar spine and arms this controller moves (myofullbody's)."""
+    model = scene.model
+    names = [*TRUNK_JOINTS, *(name.format(s=side[0]) for side in SIDES for name in ARM_JOINTS)]
+    missing = [name for name in names if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) < 0]
+    if missing:
+        raise UserError(f"controller 'fullbody_tracker' moves a lumbar spine and arms; {scene.scene.body} lacks "
+                        f"{', '.join(missing)} (use it on myofullbody)")
 
 
 def _qpos(model: mujoco.MjModel, joint: str) -> int:

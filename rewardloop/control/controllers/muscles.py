@@ -433,8 +433,9 @@ def _bounded_least_squares(gain: np.ndarray, joints: np.ndarray, wanted: np.ndar
                            x: np.ndarray) -> None:
     """x ∈ [0, 1]^M (in place, from its value) minimising ‖G·x − wanted‖² + effort·‖x‖², by `sweeps` sweeps of
     projected coordinate descent. G is sparse, as a muscle crosses few joints: muscle m's column holds gain[m, k]
-    on joint joints[m, k] ([M, K] each; padding slots hold 0). Each coordinate reads and updates the residual
-    G·x − wanted on its own joints only, so a sweep costs M·K, not M² (the full body has 416 muscles)."""
+    on joint joints[m, k] ([M, K] each; a joint at most once per row, padding slots hold 0). Each coordinate reads
+    and updates the residual G·x − wanted on its own joints only, so a sweep costs M·K, not M² (the full body has
+    416 muscles)."""
     count, width = gain.shape
     residual = -wanted
     for m in range(count):
@@ -446,6 +447,8 @@ def _bounded_least_squares(gain: np.ndarray, joints: np.ndarray, wanted: np.ndar
             for k in range(width):
                 curvature += gain[m, k] * gain[m, k]
                 grad += gain[m, k] * residual[joints[m, k]]
+            if curvature <= 0.0:  # no effort and a muscle without leverage now: nothing to choose
+                continue
             new = min(max(x[m] - grad / curvature, 0.0), 1.0)
             step = new - x[m]
             if step != 0.0:
