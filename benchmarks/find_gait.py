@@ -101,7 +101,8 @@ def objective_source(speed: float, flat_foot: float, reward: str | None = None,
     if reward is not None and reward not in CANONICAL:
         raise unknown_name("canonical reward", reward, CANONICAL)
     if reward is not None and (flat_foot > 0 or arm_swing > 0):
-        raise UserError("--flat-foot and --arm-swing add terms to the built-in objective; not with --reward")
+        raise UserError("--flat-foot or --arm-swing adds a term to the built-in objective: it does not go with "
+                        "--reward")
     if reward is None and reward_speed is not None:
         raise UserError("--reward-speed sets the speed of a --reward program; the built-in objective takes --speed")
     source = OBJECTIVE.replace("TARGET_SPEED", repr(speed)) if reward is None else CANONICAL[reward]

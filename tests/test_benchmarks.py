@@ -242,6 +242,10 @@ def test_find_gait_reward_puts_a_canonical_reward_in_place_of_its_walking_object
     assert objective_source(1.3, 0.0) == OBJECTIVE.replace("TARGET_SPEED", "1.3")
     with pytest.raises(UserError, match="does not go with --reward"):
         objective_source(1.3, 0.5, "walk")
+    with pytest.raises(UserError, match="does not go with --reward"):
+        objective_source(1.3, 0.0, "walk", arm_swing=0.2)
+    arms = objective_source(1.3, 0.5, arm_swing=0.2)  # both added terms, each in WEIGHTS at its weight
+    assert "lib.arm_swing(f, amplitude=0.1)" in arms and '"arms": 0.2' in arms and '"flat_foot": 0.5' in arms
     fast = objective_source(1.3, 0.0, "walk", 1.8)  # --reward-speed: the top of the canonical walk's speed ramp
     assert "np.minimum(1.8, start + 0.6 * f.time)" in fast and "np.minimum(1.5 * f.standing_height" not in fast
     with pytest.raises(UserError, match="built-in objective takes --speed"):

@@ -29,7 +29,7 @@ def body():
 
 
 def test_on_a_body_without_a_spine_and_arms_it_says_so():
-    with pytest.raises(UserError, match=r"lacks flex_extension.*use it on myofullbody"):
+    with pytest.raises(UserError, match=r"'fullbody_tracker' drives myofullbody \(the parts it moves\); not myolegs"):
         make_controller("fullbody_tracker", compile_scene(Scene(body="myolegs")))
 
 

@@ -66,10 +66,12 @@ from rewardloop.sim.scene import (
     RANDOMIZATION,
     WALKING_START_SPEED,
     WALKING_STRIDE,
+    CompiledScene,
     Physics,
     Scene,
     compile_scene,
     random_physics,
+    walking_start_speed,
 )
 from rewardloop.sim.terrain import Terrain
 
@@ -146,7 +148,7 @@ def test_make_controller_and_controller_for(humanoid_flat, myolegs_flat):
     assert controller_for(humanoid_flat) == "gait_tracker"
     assert controller_for(myolegs_flat) == "muscle_tracker"
     assert make_controller("gait_machine", humanoid_flat).space is PARAMETERS
-    with pytest.raises(UserError, match="unknown controller 'walker'; choose one of: gait_machine"):
+    with pytest.raises(UserError, match="unknown controller 'walker'; choose one of: fullbody_tracker, gait_machine"):
         make_controller("walker", humanoid_flat)
     with pytest.raises(UserError, match="'gait_machine' drives torque bodies; myolegs has muscle actuators"):
         make_controller("gait_machine", myolegs_flat)
@@ -494,11 +496,19 @@ def test_the_hold_ranks_by_the_mean_return_over_the_same_noise_draws_for_both(hu
     assert kept[0] is kept[1]
 
 
+def _walked_by(kind: str) -> CompiledScene | None:
+    """The first body a controller made for some bodies only drives (the full body's tracker: its spine and arms),
+    from the walking start; None where any body of its actuator kind will do."""
+    bodies = CONTROLLERS[kind].bodies
+    return compile_scene(Scene(bodies[0], Terrain("flat"), start_speed=walking_start_speed(bodies[0]))) \
+        if bodies else None
+
+
 @pytest.mark.parametrize("kind", sorted(CONTROLLERS))
 def test_steering_names_parameters_of_the_controller(kind, humanoid_walking, myolegs_flat):
     scenes = {"muscle": myolegs_flat, "torque": humanoid_walking,
               "servo": compile_scene(Scene("berkeley_humanoid", Terrain("flat")))}
-    scene = scenes[CONTROLLERS[kind].actuator_kind]
+    scene = _walked_by(kind) or scenes[CONTROLLERS[kind].actuator_kind]
     controller = make_controller(kind, scene)
     assert 2 <= len(set(controller.steering)) == len(controller.steering) < controller.space.size
     assert {controller.space.index(name) for name in controller.steering}  # each a parameter of its space
@@ -1101,8 +1111,8 @@ def test_replay_of_a_missing_policy_is_a_user_error(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "absent.json"), "--duration", "0.05"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot read policy file" in err
-    assert main(["replay", "shipped", "--body", "myofullbody", "--duration", "0.05"]) == 2
-    assert "no shipped gait for myofullbody" in capsys.readouterr().err
+    assert main(["replay", "shipped", "--body", "myohand", "--duration", "0.05"]) == 2
+    assert "no shipped gait for myohand" in capsys.readouterr().err
 
 
 def test_optimize_command_with_policy_search(tmp_path, capsys):
@@ -1140,7 +1150,7 @@ def test_optimize_command_tries_candidates_under_the_perturbations_asked(tmp_pat
     (["--population", "2"], "population must be at least 4"),
     (["--fresh-grounds", "-1"], "must not be negative"),
     (["--push", "3"], "--push takes T:V"),
-    (["--body", "myofullbody"], "no structured controller walks myofullbody"),
+    (["--body", "myohand"], "no structured controller walks myohand"),
     (["--controller", "waddle"], "unknown controller 'waddle'"),
     (["--controller", "reflex"], "controller 'reflex' drives muscle bodies"),
 ])
@@ -1185,7 +1195,7 @@ def test_every_registered_controller_runs_within_the_control_range(kind, humanoi
     bodies = {"torque": humanoid_walking,
               "muscle": compile_scene(Scene("myolegs", Terrain("flat"), start_speed=WALKING_START_SPEED)),
               "servo": compile_scene(Scene("berkeley_humanoid", Terrain("flat")))}
-    scene = bodies.get(entry.actuator_kind)
+    scene = _walked_by(kind) or bodies.get(entry.actuator_kind)
     assert scene is not None, f"add a {entry.actuator_kind} body to this battery"
     controller = make_controller(kind, scene)
     assert controller.kind == kind and all(p.meaning and p.unit for p in controller.space.parameters)

@@ -157,12 +157,14 @@ class ControllerEntry:
     actuator_kind: str
     """The actuators of the bodies it drives: 'torque', 'muscle' or 'servo'."""
     summary: str
+    bodies: tuple[str, ...] = ()
+    """The bodies it drives where not every body of its actuator kind has the parts it moves (none: all of them)."""
 
 
 CONTROLLERS: dict[str, ControllerEntry] = {
     "fullbody_tracker": ControllerEntry("rewardloop.control.controllers.fullbody_tracker", "FullBodyTracker",
                                         "muscle", "the muscle tracker's legs with a stiff trunk and arms swinging "
-                                        "against the legs, for the MyoSuite full body"),
+                                        "against the legs, for the MyoSuite full body", bodies=("myofullbody",)),
     "gait_machine": ControllerEntry("rewardloop.control.controllers.gait_machine", "GaitMachine", "torque",
                                     "SIMBICON-style gait machine for the humanoid"),
     "gait_tracker": ControllerEntry("rewardloop.control.controllers.gait_tracker", "GaitTracker", "torque",
@@ -189,6 +191,9 @@ def make_controller(kind: str, scene: CompiledScene) -> Controller:
     if entry.actuator_kind != scene.body.actuator_kind:
         raise UserError(f"controller {kind!r} drives {entry.actuator_kind} bodies; {scene.scene.body} has "
                         f"{scene.body.actuator_kind} actuators")
+    if entry.bodies and scene.scene.body not in entry.bodies:
+        raise UserError(f"controller {kind!r} drives {', '.join(entry.bodies)} (the parts it moves); not "
+                        f"{scene.scene.body}")
     if scene.scene.physics != Physics():
         scene = compile_scene(replace(scene.scene, physics=Physics()))
     return getattr(importlib.import_module(entry.module), entry.cls)(scene)

@@ -27,7 +27,6 @@ from rewardloop.control.controllers.gait_tracker import CLOCK, STANCE, STEP_TIME
 from rewardloop.control.controllers.humanoid import SENSORS
 from rewardloop.control.controllers.muscle_tracker import ANKLE_KP, FOOT_KP, HIP_KP, KNEE_KP, MuscleTracker
 from rewardloop.control.controllers.muscle_tracker import PARAMETERS as LEG_PARAMETERS
-from rewardloop.errors import UserError
 from rewardloop.sim.bodies import SIDES
 from rewardloop.sim.scene import CompiledScene
 
@@ -68,7 +67,6 @@ class FullBodyTracker(MuscleTracker):
     steering = (*MuscleTracker.steering, "trunk_lean", "arm_swing")
 
     def __init__(self, scene: CompiledScene):
-        _check_body(scene)
         super().__init__(scene)
         model = scene.model
         column = {int(adr): c for c, adr in enumerate(self.muscles.space.qpos_adr)}
@@ -121,16 +119,6 @@ def leg_phases(memory: np.ndarray, params: np.ndarray) -> np.ndarray:
     phase[rows, stance] = 0.5 * progress
     phase[rows, 1 - stance] = 0.5 + 0.5 * progress
     return phase
-
-
-def _check_body(scene: CompiledScene) -> None:
-    """A UserError unless the body has the lumbar spine and arms this controller moves (myofullbody's)."""
-    model = scene.model
-    names = [*TRUNK_JOINTS, *(name.format(s=side[0]) for side in SIDES for name in ARM_JOINTS)]
-    missing = [name for name in names if mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name) < 0]
-    if missing:
-        raise UserError(f"controller 'fullbody_tracker' moves a lumbar spine and arms; {scene.scene.body} lacks "
-                        f"{', '.join(missing)} (use it on myofullbody)")
 
 
 def _qpos(model: mujoco.MjModel, joint: str) -> int:
