@@ -206,6 +206,28 @@ def motions_table(name: str, root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
+def fullbody_table(name: str, root: Path = ROOT) -> str:
+    """Markdown: the full body's walks (bench_fullbody.py), one line per ground and run over its seeds, under the
+    provenance of each run of the file."""
+    result = read_result(name, root)
+    lines = [f"- run {i}: {provenance_line(name, run)}" for i, run in enumerate(result["runs"])]
+    lines += ["", "| ground | run | seeds | optimizer | distance in 10 s (m) | falls | hip r | knee r | "
+              "hand swing against the thigh (m) | trunk pitch range (°) | cadence (steps/min) | wall per motion (s) |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for index, run in enumerate(result["runs"]):
+        for ground in dict.fromkeys(r["ground"] for r in run["rows"]):
+            group = [r for r in run["rows"] if r["ground"] == ground]
+            lines.append(f"| {ground} | {index} | {len(group)} | {group[0]['optimizer']} | "
+                         f"{_spread([r['distance_m'] for r in group])} | {sum(r['fell'] for r in group)} | "
+                         f"{_spread([r['hip_flexion_r'] for r in group])} | "
+                         f"{_spread([r['knee_flexion_r'] for r in group])} | "
+                         f"{_spread([r['arm_swing'] for r in group], '.3f')} | "
+                         f"{_spread([r['trunk_pitch_range'] for r in group], '.0f')} | "
+                         f"{_spread([r['cadence'] for r in group], '.0f')} | "
+                         f"{_spread([r['wall_time_s'] for r in group], '.0f')} |")
+    return "\n".join(lines)
+
+
 def phrasings_table(name: str, root: Path = ROOT) -> str:
     """Markdown: the phrasing battery (bench_phrasings.py), a count of its readings per class, then one line per
     phrasing: how the rules read it, what they left unread or got wrong, and each body's run (or that none was made)."""
@@ -325,6 +347,7 @@ SECTIONS: dict[str, Callable[[Path], str]] = {
     "results:mpc": lambda root: mpc_table("mpc_walking.json", root),
     "results:motions": lambda root: motions_table("motions_beyond.json", root),
     "results:phrasings": lambda root: phrasings_table("phrasings.json", root),
+    "results:fullbody": lambda root: fullbody_table("fullbody_walk.json", root),
     "results:manipulation": lambda root: manipulation_table(
         ["manipulation_cube-rotate.json", "manipulation_cube-rotate_right.json", "manipulation_bottle-pour.json",
          "manipulation_bottle-pour_right.json"],
@@ -487,6 +510,7 @@ def index_page(root: Path = ROOT, pages: dict[str, str] | None = None) -> str:
              "|---|---|---|---|---|---|"]
     for name in sorted(shown):
         r = read_result(name, root)
+        r = r["runs"][-1] if "runs" in r else r  # a file of several runs: its latest
         lines.append(f"| `{name}` | `{_cell(command_of(r))}` | {str(r['commit'])[:7]} | {str(r['date'])[:10]} | "
                      f"{_cell(r['machine'])} | {'; '.join(sorted(set(shown[name])))} |")
     lines += _notes(sorted(shown), root)
