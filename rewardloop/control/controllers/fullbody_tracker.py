@@ -55,8 +55,8 @@ TRUNK_JOINTS = ("flex_extension", "lat_bending", "axial_rotation")
 """myo-sim's lumbar coordinates (the vertebrae follow them by equality constraints); + flex_extension bends back."""
 ARM_JOINTS = ("elv_angle_{s}", "shoulder_elv_{s}", "elbow_flexion_{s}")
 """Per side: the shoulder's plane of elevation (0 sideways, π/2 forward), its elevation, and the elbow."""
-LEG, FOOT, TRUNK, HAND, ARM = 0, 3, 4, 5, 6
-"""Gain groups of `stiffness` (the legs' are 0-2: hip, knee, ankle)."""
+FOOT, TRUNK, HAND, ARM = 3, 4, 5, 6
+"""Gain groups of `stiffness` after the legs' 0-2 (hip, knee, ankle)."""
 
 
 class FullBodyTracker(MuscleTracker):
@@ -111,7 +111,8 @@ class FullBodyTracker(MuscleTracker):
 
 def leg_phases(memory: np.ndarray, params: np.ndarray) -> np.ndarray:
     """[B, 2] each leg's phase of its gait cycle (0 at its touchdown, 0.5 at the other's) from the step clock in
-    `memory`, as `gait_tracker.step_clock` reckons it."""
+    `memory`, as `gait_tracker.step_clock` reckons it from the step time as given (on uneven ground the kernel's
+    `uneven_step` changes it a little: the arms keep the given rhythm)."""
     progress = np.minimum(memory[:, CLOCK] / params[:, STEP_TIME], 1.0)
     stance = memory[:, STANCE].astype(np.int64)
     rows = np.arange(len(memory))
