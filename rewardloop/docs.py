@@ -76,6 +76,11 @@ def provenance_list(names: Sequence[str], results: Sequence[dict[str, Any]]) -> 
     return [f"- {provenance_line(name, result)}" for name, result in zip(names, results, strict=True)]
 
 
+def runs_provenance(name: str, result: dict[str, Any]) -> list[str]:
+    """One Markdown list item per run of a results file that holds several (`runs`): its provenance line."""
+    return [f"- run {i}: {provenance_line(name, run)}" for i, run in enumerate(result["runs"])]
+
+
 def _spread(values: Sequence[float | None], spec: str = ".2f") -> str:
     """'mean (min–max)' over seeds; just the value when all are equal; '–' when none is a number."""
     array = np.asarray([np.nan if v is None else v for v in values], dtype=float)
@@ -185,7 +190,7 @@ def motions_table(name: str, root: Path = ROOT) -> str:
     """Markdown: the motions beyond walking forward (bench_motions.py), one line per body and description over its
     seeds and run, under the provenance of each run of the file."""
     result = read_result(name, root)
-    lines = [f"- run {i}: {provenance_line(name, run)}" for i, run in enumerate(result["runs"])]
+    lines = runs_provenance(name, result)
     lines += ["", "| body | description | run | seeds | optimizer | success rule | met | metric | heading change (°) | "
               "hip flexion peak (°) | flight (%) | falls | critic success | critic score | wall per motion (s) |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -210,7 +215,7 @@ def fullbody_table(name: str, root: Path = ROOT) -> str:
     """Markdown: the full body's walks (bench_fullbody.py), one line per ground and run over its seeds, under the
     provenance of each run of the file."""
     result = read_result(name, root)
-    lines = [f"- run {i}: {provenance_line(name, run)}" for i, run in enumerate(result["runs"])]
+    lines = runs_provenance(name, result)
     lines += ["", "| ground | run | seeds | optimizer | distance in 10 s (m) | falls | hip r | knee r | "
               "hand swing against the thigh (m) | trunk pitch range (°) | cadence (steps/min) | wall per motion (s) |",
               "|---|---|---|---|---|---|---|---|---|---|---|---|"]
