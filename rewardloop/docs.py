@@ -233,6 +233,29 @@ def fullbody_table(name: str, root: Path = ROOT) -> str:
     return "\n".join(lines)
 
 
+def fullbody_steering_table(name: str, root: Path = ROOT) -> str:
+    """Markdown: the full body's steering probes, one line per motion of each run: the ask, the gait planner's
+    settings, the ask's measure before (the plain walk's, where the run made it) and after, whether it moved, the
+    fall, the distance and the wall time; under the provenance of each run."""
+    result = read_result(name, root)
+    lines = runs_provenance(name, result)
+    lines += ["", "| run | ask | planner | measure | before | after | moved | fell at (s) | distance (m) | wall (s) |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for index, run in enumerate(result["runs"]):
+        for r in run["rows"]:
+            fell = ("yes" if r.get("fall_time_s") is None else f"{r['fall_time_s']:.1f}") if r["fell"] else "no"
+            moved = {True: "yes", False: "no", None: "–"}[r.get("moved")]
+            lines.append(f"| {index} | {r['ask']} | {r['planner']} | {r.get('measure') or '–'} | "
+                         f"{_number(r.get('before'))} | {_number(r.get('after'))} | {moved} | {fell} | "
+                         f"{_number(r.get('distance'))} | {r['wall_s']:.0f} |")
+    return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    """A measure to three significant figures; '–' for none."""
+    return "–" if value is None else f"{value:.3g}"
+
+
 def phrasings_table(name: str, root: Path = ROOT) -> str:
     """Markdown: the phrasing battery (bench_phrasings.py), a count of its readings per class, then one line per
     phrasing: how the rules read it, what they left unread or got wrong, and each body's run (or that none was made)."""
@@ -353,6 +376,7 @@ SECTIONS: dict[str, Callable[[Path], str]] = {
     "results:motions": lambda root: motions_table("motions_beyond.json", root),
     "results:phrasings": lambda root: phrasings_table("phrasings.json", root),
     "results:fullbody": lambda root: fullbody_table("fullbody_walk.json", root),
+    "results:fullbody-steering": lambda root: fullbody_steering_table("steering_myofullbody_probes.json", root),
     "results:manipulation": lambda root: manipulation_table(
         ["manipulation_cube-rotate.json", "manipulation_cube-rotate_right.json", "manipulation_bottle-pour.json",
          "manipulation_bottle-pour_right.json"],
