@@ -8,8 +8,10 @@ holds it), not from what the reader makes of it. Its reading by the rules (`spec
 - `read`: every field asked holds and no word is left unread;
 - `unread`: the reader says what it did not understand (`TaskSpec.unread`) and the rest is right, or the ask is one
   no field holds and the reader says so: a run of it cannot claim a success;
-- `misread`: a field asked does not hold (the words read as another motion), or an ask no field holds was read
-  without a word left unread: a run of it would claim a motion that was not asked.
+- `misread`: a field asked does not hold (the words read as another motion; a direction 'none' asked without a side
+  holds only when nothing travels), or an ask no field holds was read without a word left unread: a run of it would
+  claim a motion that was not asked. Words left unread do not excuse a field read wrong: "squat down and stand back
+  up" read as a backward travel is misread, though 'squat' is unread.
 A phrasing the tool refuses (a one-line UserError, e.g. an object for a body without hands) is `refused`.
 
 With --run, each phrasing is run on each body as the README says (`rewardloop run "..." --body B --preset quick`, in
@@ -48,7 +50,8 @@ class Phrasing:
     text: str
     asks: dict[str, Any] = field(default_factory=dict)
     """Task-spec field -> the value the words ask (`styles`: a style among those read); {NO_FIELD: True} where no
-    field holds the ask."""
+    field holds the ask, with the direction where the words state one (a squat or a kick on the spot travels
+    nowhere)."""
 
 
 PHRASINGS = (
@@ -57,11 +60,16 @@ PHRASINGS = (
     Phrasing("sideways", "take side steps to the left", {"direction": "none", "lateral": "left"}),
     Phrasing("sideways", "strafe right", {"direction": "none", "lateral": "right"}),
     Phrasing("sideways", "move to your left without turning", {"direction": "none", "lateral": "left"}),
+    Phrasing("sideways", "sidestep to the right", {"direction": "none", "lateral": "right"}),
+    Phrasing("sideways", "walk to your right while facing forward", {"direction": "none", "lateral": "right"}),
     Phrasing("diagonal", "walk diagonally forward and to the right", {"direction": "forward", "lateral": "right"}),
     Phrasing("diagonal", "walk forward and to the left at 45 degrees", {"direction": "forward", "lateral": "left"}),
     Phrasing("diagonal", "step back and to the left diagonally", {"direction": "backward", "lateral": "left"}),
     Phrasing("turn on the spot", "turn left on the spot", {"turn": "left", "direction": "none", "turn_deg": 90.0}),
     Phrasing("turn on the spot", "turn around in place", {"direction": "none", "turn_deg": 180.0}),
+    Phrasing("turn on the spot", "turn around", {"direction": "none", "turn_deg": 180.0}),
+    Phrasing("turn on the spot", "face the other way", {"direction": "none", "turn_deg": 180.0}),
+    Phrasing("turn on the spot", "turn around to the right", {"turn": "right", "direction": "none", "turn_deg": 180.0}),
     Phrasing("turn on the spot", "rotate 90 degrees to the right without moving from where you stand",
              {"turn": "right", "direction": "none", "turn_deg": 90.0}),
     Phrasing("turn while walking", "walk in a circle to the left", {"turn": "left", "direction": "forward"}),
@@ -78,21 +86,27 @@ PHRASINGS = (
     Phrasing("jog / run", "jog forward", {"direction": "forward", "pace": "run"}),
     Phrasing("jog / run", "run as fast as you can", {"direction": "forward", "pace": "run"}),
     Phrasing("jog / run", "jog on the spot", {"step_in_place": True, "pace": "run", "direction": "none"}),
-    Phrasing("hop", "hop forward on both feet", {NO_FIELD: True}),
+    Phrasing("hop", "hop forward on both feet", {NO_FIELD: True, "direction": "forward"}),
     Phrasing("hop", "hop on your right leg", {NO_FIELD: True}),
-    Phrasing("squat", "squat down and stand back up", {NO_FIELD: True}),
-    Phrasing("kick", "kick a ball with your right foot", {NO_FIELD: True}),
-    Phrasing("kick", "stand and kick your left leg forward", {NO_FIELD: True}),
+    Phrasing("squat", "squat down and stand back up", {NO_FIELD: True, "direction": "none"}),
+    Phrasing("squat", "squat and stand up again", {NO_FIELD: True, "direction": "none"}),
+    Phrasing("squat", "do ten squats", {NO_FIELD: True, "direction": "none"}),
+    Phrasing("kick", "kick a ball with your right foot", {NO_FIELD: True, "direction": "none"}),
+    Phrasing("kick", "stand and kick your left leg forward", {NO_FIELD: True, "direction": "none"}),
     Phrasing("tiptoes / heels", "walk on your tiptoes", {NO_FIELD: True}),
-    Phrasing("tiptoes / heels", "walk forward on your heels", {NO_FIELD: True}),
-    Phrasing("step length / rate", "walk forward with long strides", {NO_FIELD: True}),
-    Phrasing("step length / rate", "walk forward taking two steps per second", {NO_FIELD: True}),
+    Phrasing("tiptoes / heels", "walk forward on your heels", {NO_FIELD: True, "direction": "forward"}),
+    Phrasing("step length / rate", "walk forward with long strides", {NO_FIELD: True, "direction": "forward"}),
+    Phrasing("step length / rate", "walk forward taking two steps per second",
+             {NO_FIELD: True, "direction": "forward"}),
     Phrasing("step length / rate", "walk forward with short quick steps",
              {"direction": "forward", "styles": "shuffle"}),
     Phrasing("sequence", "walk forward, then stop and stand still", {NO_FIELD: True}),
     Phrasing("sequence", "walk 3 metres forward and then turn left", {NO_FIELD: True}),
+    Phrasing("sequence", "turn around and walk back", {NO_FIELD: True}),
     Phrasing("ordinary", "walk forward", {"direction": "forward"}),
     Phrasing("ordinary", "walk backward at 0.5 m/s", {"direction": "backward", "speed_mps": 0.5}),
+    Phrasing("ordinary", "step back", {"direction": "backward"}),
+    Phrasing("ordinary", "back up slowly", {"direction": "backward", "pace": "slow"}),
     Phrasing("ordinary", "turn right while walking", {"turn": "right", "direction": "forward"}),
     Phrasing("ordinary", "walk forward with straight knees", {"direction": "forward", "straight_knees": True}),
     Phrasing("ordinary", "climb up the stairs", {"direction": "forward", "terrain": "stairs"}),
@@ -102,8 +116,11 @@ PHRASINGS = (
 
 
 def wrong_fields(spec: TaskSpec, asks: dict[str, Any]) -> list[str]:
-    """The fields asked that the spec does not hold, as 'field: read X, asked Y'."""
+    """The fields asked that the spec does not hold, as 'field: read X, asked Y'. A direction 'none' asked without a
+    side asks for no travel at all: a sideways reading of it is wrong too."""
     wrong = []
+    if asks.get("direction") == "none" and "lateral" not in asks and spec.lateral is not None:
+        wrong.append(f"lateral: read {spec.lateral!r}, asked no travel")
     for name, asked in asks.items():
         if name == NO_FIELD:
             continue
@@ -119,10 +136,12 @@ def reading(phrasing: Phrasing) -> dict[str, Any]:
     own line, its unread words and the fields it got wrong."""
     spec = spec_from_description(phrasing.text)
     wrong = wrong_fields(spec, phrasing.asks)
-    if phrasing.asks.get(NO_FIELD):
+    if wrong:  # words left unread do not excuse a field read wrong
+        verdict = "misread"
+    elif phrasing.asks.get(NO_FIELD):
         verdict = "unread" if spec.unread else "misread"
     else:
-        verdict = "misread" if wrong else "unread" if spec.unread else "read"
+        verdict = "unread" if spec.unread else "read"
     return {"reading": verdict, "understood": spec.describe(), "unread": list(spec.unread), "wrong": wrong}
 
 

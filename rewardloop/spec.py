@@ -34,16 +34,23 @@ OBJECTS = ("cube", "bottle")
 """Objects a description can ask a hand to manipulate."""
 DEFAULT_TURN_DEG = 90.0
 """How far a turn goes when the description names no angle (degrees)."""
+PICKED_TURN = "left"
+"""The side a half turn that names none ("turn around") is read as: left, counter-clockwise from above, as a cube's
+turn without a side. A half turn ends facing the same way whichever side it goes, so a side can be picked; a quarter
+turn without one ("turn 90 degrees") names no end facing and stays unread."""
 
 GAIT_STYLES: dict[str, str] = {
     "goose-step": r"\bgoose[- ]?step",
     "limp": r"\blimp(s|ing)?\b|\bhobbl",
-    "crouch": r"\bcrouch\w*(?: down)?|\bsquat(ting)?\b(?: down)?|\bbent[- ]knee",
+    "crouch": r"\bcrouch\w*(?: down)?|\bsquat\w*[- ]walk|"
+              r"\b(?:walk|mov|go|travel)\w*\s+(?:in\s+a\s+(?:deep\s+|low\s+)?)?squat\w*|\bbent[- ]knee",
     "shuffle": r"\bshuffl|\bshort (quick )?steps\b|\btiny steps\b",
     "high-knees": r"\bhigh knees?\b|\bmarch",
     "stiff-knee": r"\bstiff[- ]?(knee|leg)|\bstraight(ened)? (knees?|legs?)\b|\blocked knees?\b",
 }
-"""Gait styles a description may ask for, by the words that ask (regular expressions over lower-case text)."""
+"""Gait styles a description may ask for, by the words that ask (regular expressions over lower-case text). A squat
+is a crouch only as a way of walking ("walk in a squat"); alone it is the exercise, down and up again, which no field
+holds."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,9 @@ class TaskSpec:
     travel along the heading only."""
     turn_deg: float = DEFAULT_TURN_DEG
     """How far to turn (degrees); DEFAULT_TURN_DEG unless stated."""
+    turn_side_picked: bool = False
+    """The description names no side of its turn ("turn around"): `turn` is PICKED_TURN, and the success rule checks
+    that side; `describe` says so."""
     stay_in_place: bool = False
     """Stand or balance without travelling ("stand still", "hold your balance without moving")."""
     stance_leg: str | None = None
@@ -165,6 +175,7 @@ def _problems(spec: TaskSpec) -> list[str]:
     checks = [
         (spec.direction in DIRECTIONS, f"direction must be one of {', '.join(DIRECTIONS)}, got {spec.direction!r}"),
         (spec.turn in (None, *TURNS), f"turn must be left, right or None, got {spec.turn!r}"),
+        (spec.turn is not None or not spec.turn_side_picked, "a turn side is picked only for a turn"),
         (spec.pace in (None, *PACES), f"pace must be one of {', '.join(PACES)} or None, got {spec.pace!r}"),
         (spec.terrain in (None, *TERRAINS), f"terrain must be one of {', '.join(TERRAINS)} or None"),
         (0.0 < spec.turn_deg <= 720.0, f"turn_deg must be in (0, 720], got {spec.turn_deg}"),
@@ -210,7 +221,8 @@ def _motion_words(spec: TaskSpec) -> str:
         motion += f" ({spec.pace} pace)"
     if spec.distance_m is not None:
         motion += f" for {spec.distance_m:g} m"
-    return motion + (f", turn {spec.turn} {spec.turn_deg:g}°" if spec.turn else "")
+    picked = f" (no side stated: {spec.turn} picked)" if spec.turn_side_picked else ""
+    return motion + (f", turn {spec.turn} {spec.turn_deg:g}°{picked}" if spec.turn else "")
 
 
 def _course_words(spec: TaskSpec) -> str:
@@ -239,7 +251,8 @@ _STEPPING = r"\bstep|\bmarch|\bjog|\bruns?\b|\brunning\b|\bwalk|\btread|\bstomp|
 _RULES: dict[str, str] = {
     "backward": r"\bbackwards?\b|\breverse\b|\bbackpedal|\bretreat|\bback(ing)? up\b|"
                 r"\b(walk|step|move|go|jog|run)(s|ing|ped)?\s+back\b(?!\s+(straight|upright|and forth))",
-    "stay": r"\bstand(s|ing)?\b|\bbalanc|\bstance\b|\bflamingo\b|\bstay(s|ing)?\b|\bstill\b|\bremain|"
+    "stay": r"\bstand(s|ing)?\b(?: (?:back )?up\b(?: again\b)?)?|\bget(s|ting)? (?:back )?up\b(?: again\b)?|"
+            r"\bbalanc|\bstance\b|\bflamingo\b|\bstay(s|ing)?\b|\bstill\b|\bremain|"
             r"\bstationary\b|\bmotionless\b|"
             rf"\bwithout (moving\b(?!\s+{_OWNED}{_LIMB})|travel\w*|walking|going anywhere)|"
             rf"\b(do not|don't|not) (move\b(?!\s+{_OWNED}{_LIMB})|walk|travel)|"
@@ -276,7 +289,16 @@ _TURN = re.compile(rf"\b{_TURN_VERB}(?:\W+{_NOT_A_BODY_TURN}[\w°-]+){{0,5}}?\W+
                    r"\b(counter[- ]?clockwise|anti[- ]?clockwise|clockwise)\b")
 _DEGREES = re.compile(r"(\d+(?:\.\d+)?)\s*(?:°|deg\b|degrees?)")
 _SLOPE_ANGLE = re.compile(r"^\W*(slope|incline|hill|ramp|grade|uphill|downhill)|(slope|incline|grade) of\W*$")
-_NAMED_ANGLES = ((r"\bquarter[- ]turn|\bright angle", 90.0), (r"\bhalf[- ]turn|\bhalf (a )?circle", 180.0),
+_HALF_TURN = re.compile(r"\bturn(?:s|ed|ing)?\s+(?:a)?round\b(?!\s+(?:the|a|an)\b)|\babout[- ]?(?:face|turn)\b|"
+                        r"\bhalf[- ]turn|"
+                        r"\bface\s+(?:the\s+other\s+way|the\s+opposite\s+(?:way|direction)|backwards?)\b")
+"""A half turn, named by its words ("turn around", "face the other way"), not by its side; "turn around the corner"
+goes round a thing."""
+_NOT_BACKWARD = re.compile(r"\b(?:stand|get|rise|come)\w*\s+(back)\s+up\b|\bface\s+(backwards?)\b|"
+                           rf"(?:{_HALF_TURN.pattern})\W+(?:and\s+|then\s+)?\w+\s+(back)\b")
+"""A 'back' or 'backward' that is no backward travel: getting back up ("squat and stand back up": up again), facing
+backward (a half turn), going back after a half turn ("turn around and walk back": a return, facing the new way)."""
+_NAMED_ANGLES = ((r"\bquarter[- ]turn|\bright angle", 90.0), (rf"{_HALF_TURN.pattern}|\bhalf (a )?circle", 180.0),
                  (r"\bfull (turn|circle)|\bcomplete circle|\bwhole circle", 360.0))
 _SPEED = re.compile(r"(\d+(?:\.\d+)?|\.\d+)\s*(m/s|m s-1|ms-1|mps\b|met(?:er|re)s?\s*(?:per|a|/|each)\s*sec(?:ond)?|"
                     r"km/h|kmh\b|kph\b|kilomet(?:er|re)s?\s*(?:per|an|/)\s*hour|mph\b|miles?\s*(?:per|an)\s*hour)")
@@ -302,10 +324,12 @@ def spec_from_description(text: str) -> TaskSpec:
     if held is not None:
         return _object_spec(raw, held)
     plain = _NEGATED.sub(lambda m: " " * len(m.group()), raw)  # same length: a match's place is its place in raw
+    turn, turn_deg, turn_spans, turn_side_picked = _turn(plain)
+    plain = _blank_groups(_NOT_BACKWARD, plain)
     hit = {name: re.search(pattern, plain if name in _NEGATABLE else raw) is not None
            for name, pattern in _RULES.items()}
-    turn, turn_deg, turn_spans = _turn(plain)
-    lateral, diagonal, lateral_spans = (None, False, []) if turn or hit["in_place"] else _lateral(plain)
+    kept = _facing_kept(raw, plain, hit)
+    lateral, diagonal, lateral_spans = (None, False, []) if turn or hit["in_place"] else _lateral(plain, kept)
     speed, rest, speed_span = _speed(raw)
     if lateral is not None:  # a sideways speed is not a forward one; the metric reads distance (left unread)
         speed, speed_span = None, None
@@ -320,8 +344,8 @@ def spec_from_description(text: str) -> TaskSpec:
     spec = TaskSpec(
         direction=direction, lateral=lateral, stance_leg=stance_leg, speed_mps=speed,
         pace="run" if hit["run"] else "fast" if hit["fast"] else "slow" if hit["slow"] else None,
-        distance_m=distance, turn=turn, turn_deg=turn_deg, stay_in_place=stay_in_place,
-        step_in_place=step_in_place, styles=styles, upright=hit["upright"],
+        distance_m=distance, turn=turn, turn_deg=turn_deg, turn_side_picked=turn_side_picked,
+        stay_in_place=stay_in_place, step_in_place=step_in_place, styles=styles, upright=hit["upright"],
         straight_knees=hit["straight_knees"], high_steps=hit["high_steps"] or terrain in ("rough", "stairs"),
         straight_line=hit["straight_line"], efficient=hit["efficient"], symmetric=hit["symmetric"],
         injured=hit["injured"], terrain=terrain,
@@ -356,7 +380,7 @@ def _object_spec(text: str, held: str) -> TaskSpec:
         return TaskSpec(direction="none", manipulation="bottle", side=side.group(1) if side else None,
                         understood=("pour",) + ((f"to the {side.group(1)}",) if side else ()),
                         unread=_unread(text, read + ([side.span()] if side else [])))
-    turn, turn_deg, turn_spans = _turn(text)
+    turn, turn_deg, turn_spans, _ = _turn(text)
     clock = _CLOCKWISE.search(text)
     if turn is None:
         side = _SIDE.search(text)
@@ -389,42 +413,71 @@ Span = tuple[int, int]
 """Where a phrase lies in the lower-case description: [start, end) in characters."""
 
 
-def _turn(text: str) -> tuple[str | None, float, list[Span]]:
-    """(side, degrees, where the turn and its angle were read) of the turn the text asks for; (None,
-    DEFAULT_TURN_DEG, []) without one."""
-    match = _TURN.search(text)
+def _turn(text: str) -> tuple[str | None, float, list[Span], bool]:
+    """(side, degrees, where the turn and its angle were read, whether the side was picked) of the turn the text
+    asks for: a half turn without a side ("turn around") is PICKED_TURN's; (None, DEFAULT_TURN_DEG, [], False)
+    without one."""
+    match = _TURN.search(text) or _HALF_TURN.search(text)
     if match is None:
-        return None, DEFAULT_TURN_DEG, []
-    side = match.group(1) or match.group(2) or ("right" if match.group(3) == "clockwise" else "left")
+        return None, DEFAULT_TURN_DEG, [], False
+    picked = match.re is _HALF_TURN
+    side = PICKED_TURN if picked else match.group(1) or match.group(2) or (
+        "right" if match.group(3) == "clockwise" else "left")
+    # a circle is more than the 90° a turn reads without an angle: "circle" stays unread, its side is read
+    read = (match.start(1), match.end()) if match.group().startswith("circl") else match.span()
     angles = [(abs(m.start() - match.start()), float(m.group(1)), m.span()) for m in _DEGREES.finditer(text)
               if not _slope_angle(text, m)]
     if angles:
         _, degrees, span = min(angles)  # the angle nearest the turn, not a slope's
-        return side, degrees, [match.span(), span]
+        return side, degrees, [read, span], picked
     named = next((deg for pattern, deg in _NAMED_ANGLES if re.search(pattern, text)), DEFAULT_TURN_DEG)
-    return side, named, [match.span(), *_named_angle_spans(text)]
+    return side, named, [read, *_named_angle_spans(text)], picked
+
+
+def _blank_groups(pattern: re.Pattern[str], text: str) -> str:
+    """The text with the group each match of `pattern` holds blanked out (same length)."""
+    for match in pattern.finditer(text):
+        start, end = match.span(match.lastindex or 0)
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
 
 
 _SIDEWAYS = re.compile(r"\bsideways\b|\bsidewards?\b|\bside[- ]?(?:step|shuffl|walk)\w*|\blaterally\b|"
-                       r"\bcrab[- ]?walk\w*|\blike a crab\b|\bgrapevine\b")
+                       r"\bstraf(?:e|es|ed|ing)\b|\bcrab[- ]?walk\w*|\blike a crab\b|\bgrapevine\b")
 _DIAGONAL = re.compile(r"\bdiagonal(?:ly)?\b|\b(?:forwards?|ahead|backwards?)(?:\s+and)?(?:\s+(?:to|towards?)\s+"
                        rf"(?:the |your |its )?|[- ])(?:left|right)\b(?!{_PART})")
 _SIDE = re.compile(r"(?:\b(?:to|towards?|on)\s+(?:the |your |its |their |his |her )?)?\b(left|right)(?:wards?)?"
                    rf"(?:[- ]hand)?(?:\s+side)?\b(?!{_PART})")
+_FACING_KEPT = re.compile(r"\bwithout (?:turning\b(?!\W+(?:to\W+)?(?:the\W+|your\W+)?(?:left|right)\b)|"
+                          r"changing (?:your |its |the )?(?:facing|heading|direction)\b)|"
+                          r"\b(?:while |still |keep(?:ing)? )?facing (?:forward|ahead|the front)\b")
+"""Words that keep the facing: a travel toward a side with them goes sideways ("move to your left without
+turning"); without them it may be a turn ("walk to the left"), and the side is left unread."""
 SIDE_REACH = 30
 """Characters between a sideways word and the side it names ("step sideways, slowly, to the left")."""
 
 
-def _lateral(text: str) -> tuple[str | None, bool, list[Span]]:
+def _facing_kept(raw: str, plain: str, hit: dict[str, bool]) -> re.Match[str] | None:
+    """The words that keep the facing of a travel toward a side (a _FACING_KEPT match in `raw`), or None: without a
+    travel word, or with a travel along the heading ("walk forward, to your left, without turning": its side is a
+    diagonal's or unread)."""
+    kept = _FACING_KEPT.search(raw)
+    if kept is None or not hit["travel"] or hit["backward"]:
+        return None
+    return None if _FORWARD.search(plain[:kept.start()] + plain[kept.end():]) else kept
+
+
+def _lateral(text: str, kept: re.Match[str] | None) -> tuple[str | None, bool, list[Span]]:
     """(side, diagonal, where they were read) of a sideways or diagonal travel the text asks for: the side nearest
-    the sideways word ('either' when none is named); (None, False, []) without one."""
-    word = _DIAGONAL.search(text) or _SIDEWAYS.search(text)
+    the sideways word, or the words that keep the facing of a travel (`kept`, a _FACING_KEPT match); 'either' when a
+    sideways word names none; (None, False, []) without one."""
+    word = _DIAGONAL.search(text) or _SIDEWAYS.search(text) or kept
     if word is None:
         return None, False, []
     sides = [(max(m.start() - word.end(), word.start() - m.end(), 0), m) for m in _SIDE.finditer(text)]
     near = [(gap, m) for gap, m in sides if gap <= SIDE_REACH or word.start() <= m.start() < word.end()]
     if not near:  # "walk sideways": either side will do; "walk diagonally" says too little (left unread)
-        return (None, False, []) if word.re is _DIAGONAL else ("either", False, [word.span()])
+        return ("either", False, [word.span()]) if word.re is _SIDEWAYS else (None, False, [])
     side = min(near, key=lambda pair: pair[0])[1]
     return side.group(1), word.re is _DIAGONAL, [word.span(), side.span()]
 
@@ -516,7 +569,7 @@ _FILLER_WORDS = """
     get gets getting keep keeps keeping kept maintain maintains maintaining try tries trying make makes making
     want need like some any all both each every very really quite bit more much rather fairly too nice nicely good
     well properly correctly natural naturally normal normally human humanlike human-like person people robot
-    humanoid character agent model figure ground floor flat level surface
+    humanoid character agent model figure ground floor flat level surface take takes taking took
     terrain direction way manner motion movement gait posture stance trunk torso body speed pace time start starts about
     starting begin begins despite throughout during whole entire same
 """

@@ -527,3 +527,9 @@ def test_the_phrasing_battery_calls_a_reading_read_unread_or_misread_from_what_t
     assert wrong["reading"] == "misread" and "lateral: read None, asked 'left'" in wrong["wrong"]
     silent = reading(Phrasing("walk", "walk forward", {NO_FIELD: True}))  # an ask no field holds, nothing unread
     assert silent["reading"] == "misread"
+    # unread words do not excuse a field read wrong: a hop asked on the spot, read as a forward travel
+    hop_here = reading(Phrasing("hop", "hop forward", {NO_FIELD: True, "direction": "none"}))
+    assert hop_here["reading"] == "misread" and hop_here["wrong"] == ["direction: read 'forward', asked 'none'"]
+    # a direction 'none' asked without a side is no travel at all: a sideways reading is wrong
+    aside = reading(Phrasing("stand", "walk sideways to the left", {"direction": "none"}))
+    assert aside["reading"] == "misread" and aside["wrong"] == ["lateral: read 'left', asked no travel"]

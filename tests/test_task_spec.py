@@ -92,6 +92,8 @@ ROWS = [
      "left"),  # a walking turn is not one on the spot
     ("turn left on the spot", "heading_change", math.radians(75), None, "turn_left_in_place", SPIN_LEFT,
      dict(SPIN_LEFT, heading_change=4.2), 0, "left"),  # 241°: turning on and on is not a quarter turn
+    ("turn around in place", "heading_change", math.radians(165), None, "turn_left_in_place",
+     dict(SPIN_LEFT, heading_change=3.2), SPIN_LEFT, 0, "left"),  # a half turn (183°) on the picked side; 103° is not
     ("walk in a counterclockwise circle", "heading_change", math.pi / 2, None, "turn_left", LEFT, RIGHT, 1, "left"),
     ("jog on the spot", "step_rate_in_place", 1.0, None, "step_in_place", JOG, MARCH, 0, None),  # a march: no flight
     ("march in place", "step_rate_in_place", 1.0, None, "step_in_place_high_knees", HIGH_MARCH, MARCH, 0, None),
@@ -349,7 +351,10 @@ def test_run_prints_the_spec_it_understood_before_any_compute(capsys):
     ("walk in a counterclockwise circle", ("circle",)),        # a 90° turn, not a circle
     ("walk forward without moving the arms", ("without moving the arms",)),  # a negation not read stays whole
     ("step backward for a few metres", ("few metres",)),        # no number: the default distance
-    ("turn around", ("turn around",)),
+    ("walk in a circle to the left", ("circle",)),             # its side is read, the circle is not
+    ("turn around and walk back", ("back",)),                   # a return after the half turn, not a backward walk
+    ("squat down and stand back up", ("squat down",)),          # no field holds a squat; "stand back up" stays
+    ("do ten squats", ("ten squats",)),
     ("walk 4 metres along a 1 m wide path", ("1 m wide path",)),
     ("turn the cube 45 degrees to the right, then toss it", ("toss",)),
     ("walk forward, then walk backward", ("forward", "then walk backward")),  # overruled by "backward"; one motion
@@ -369,6 +374,7 @@ def test_the_rules_list_what_they_did_not_read(text, unread):
     "march with high knees", "jog on the spot", "walk at 0.6 m/s for 5 metres", "stay where you are and do not walk",
     "walk forward without limping", "hold your balance without moving", "walk and turn 90° to the right",
     "climb the stairs with 0.08 m steps", "rotate clockwise a quarter turn", "crouch down",
+    "take side steps to the left", "do high knees", "turn around", "face the other way", "strafe right",
     "the robot should walk naturally, like a person, keeping its trunk upright",
     *[task.description for task in TASKS.values()]])
 def test_filler_and_every_word_the_rules_read_leave_nothing_unread(text):
@@ -411,12 +417,55 @@ def test_the_understood_line_says_what_was_not_understood(capsys):
     ("walk forward and to the left", "forward", "left"),
     ("step backward and to the right", "backward", "right"),
     ("go forward-right", "forward", "right"),
+    ("strafe left", "none", "left"),
+    ("move to your left without turning", "none", "left"),    # the facing kept: sideways, not a turn
+    ("walk to your right while facing forward", "none", "right"),
 ])
 def test_the_rules_read_sideways_and_diagonal_travel(text, direction, lateral):
     spec = spec_from_description(text)
     assert (spec.direction, spec.lateral, spec.unread) == (direction, lateral, ())
     assert spec.locomotion and not (spec.stay_in_place or spec.step_in_place)
     assert ("sideways" if direction == "none" else "diagonally") in spec.describe()
+
+
+@pytest.mark.parametrize(("text", "fields"), [
+    # each was read as another motion: "strafe right" as no travel, "move to your left without turning" as a
+    # forward walk, "turn around" as a stay in place, the "back" of "stand back up" as a backward walk
+    ("strafe right", dict(direction="none", lateral="right", turn=None)),
+    ("move to your left without turning", dict(direction="none", lateral="left", turn=None)),
+    ("turn around in place", dict(direction="none", turn="left", turn_deg=180.0, turn_side_picked=True,
+                                  stay_in_place=False)),
+    ("face the other way", dict(direction="none", turn="left", turn_deg=180.0, turn_side_picked=True)),
+    ("turn to face backward", dict(direction="none", turn="left", turn_deg=180.0)),
+    ("turn around to the right", dict(direction="none", turn="right", turn_deg=180.0, turn_side_picked=False)),
+    ("squat down and stand back up", dict(direction="none", lateral=None, stay_in_place=True, styles=())),
+    ("get back up", dict(direction="none", stay_in_place=True)),
+    ("turn around and walk back", dict(direction="forward", turn="left", turn_deg=180.0)),
+    # and what must keep its reading
+    ("step back", dict(direction="backward", lateral=None, turn=None)),
+    ("walk backward", dict(direction="backward", lateral=None, turn=None)),
+    ("back up slowly", dict(direction="backward", pace="slow")),
+    ("turn left 90 degrees", dict(direction="none", turn="left", turn_deg=90.0, turn_side_picked=False)),
+    ("turn right while walking", dict(direction="forward", turn="right", turn_deg=90.0, turn_side_picked=False)),
+    ("turn 90 degrees", dict(turn=None)),                     # a quarter turn names no end facing: no side picked
+    ("turn around the corner", dict(turn=None)),              # round a thing, not a half turn
+    ("walk in a squat", dict(direction="forward", styles=("crouch",))),  # a squat as a way of walking
+    ("walk to the left", dict(direction="forward", lateral=None)),  # the facing not kept: it may be a turn
+    ("lean to your left without turning", dict(direction="none", lateral=None)),  # no travel word: no travel
+    ("walk forward without turning left", dict(direction="forward", lateral=None)),  # a turn not made
+    ("walk forward, to your left, without turning", dict(direction="forward", lateral=None)),  # its side unread
+])
+def test_the_rules_do_not_read_words_as_a_motion_they_do_not_ask(text, fields):
+    spec = spec_from_description(text)
+    assert {k: getattr(spec, k) for k in fields} == fields
+
+
+def test_a_picked_turn_side_is_said_and_needs_a_turn():
+    assert spec_from_description("turn around").describe() == (
+        "no travel, turn left 180° (no side stated: left picked) (read by rules)")
+    assert "picked" not in spec_from_description("turn around to the right").describe()
+    with pytest.raises(UserError, match="a turn side is picked only for a turn"):
+        TaskSpec(direction="none", turn_side_picked=True)
 
 
 @pytest.mark.parametrize(("text", "lateral", "unread"), [
