@@ -235,6 +235,13 @@ def test_a_cell_shows_the_metric_itself_and_its_target_not_the_score():
 
 
 @pytest.mark.slow
+def test_the_fullbody_suite_carries_the_muscle_legs_program_to_the_full_body():
+    suite = load_suite("fullbody")
+    legs, full = suite.pairs
+    assert (legs.body, full.body) == ("myolegs", "myofullbody") and "transfer" in suite.data["arms"]
+    assert suite.other_body(full) == legs and suite.other_body(legs) == full
+
+
 def test_tiny_suite_all_arms_on_both_bodies_transfer_takes_the_other_bodys_program(tmp_path):
     assert main(["bench", "--suite", "tiny", "--out", str(tmp_path), "--quiet"]) == 0
     bench = only_bench(tmp_path)
@@ -285,7 +292,7 @@ def test_a_malformed_suite_file_is_one_line_and_exit_2(tmp_path, capsys, case):
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["--suite", "huge"], "unknown suite 'huge'; choose one of: full, manipulation, robots, small, tiny"),
+    (["--suite", "huge"], "unknown suite 'huge'; choose one of: full, fullbody, manipulation, robots, small, tiny"),
     (["--suite", "tiny", "--arms", "canonical,rl"], "unknown arm 'rl'"),
     (["--suite", "tiny", "--seeds", "0"], "--seeds must be at least 1"),
     (["--suite", "tiny", "--executor", "slurm"], "unknown executor 'slurm'"),

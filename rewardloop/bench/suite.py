@@ -31,6 +31,7 @@ SUITES: dict[str, str] = {
     "full": "full.json",
     "manipulation": "manipulation.json",
     "robots": "robots.json",
+    "fullbody": "fullbody.json",
 }
 """Shipped suites by name -> file in rewardloop/bench/suites/."""
 
