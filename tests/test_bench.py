@@ -234,7 +234,6 @@ def test_a_cell_shows_the_metric_itself_and_its_target_not_the_score():
     assert "(target" not in _cell({**arm, "value": _spread([3.0])}, {"metric": "distance", "target": None})
 
 
-@pytest.mark.slow
 def test_the_fullbody_suite_carries_the_muscle_legs_program_to_the_full_body():
     suite = load_suite("fullbody")
     legs, full = suite.pairs
@@ -242,6 +241,7 @@ def test_the_fullbody_suite_carries_the_muscle_legs_program_to_the_full_body():
     assert suite.other_body(full) == legs and suite.other_body(legs) == full
 
 
+@pytest.mark.slow
 def test_tiny_suite_all_arms_on_both_bodies_transfer_takes_the_other_bodys_program(tmp_path):
     assert main(["bench", "--suite", "tiny", "--out", str(tmp_path), "--quiet"]) == 0
     bench = only_bench(tmp_path)
