@@ -239,19 +239,19 @@ def fullbody_steering_table(name: str, root: Path = ROOT) -> str:
     fall, the distance and the wall time; under the provenance of each run."""
     result = read_result(name, root)
     lines = runs_provenance(name, result)
-    lines += ["", "| run | ask | planner | measure | before | after | moved | fell at (s) | distance (m) | wall (s) |",
+    lines += ["", "| run | ask | planner | measure | before | after | moved | fell (at s) | distance (m) | wall (s) |",
               "|---|---|---|---|---|---|---|---|---|---|"]
     for index, run in enumerate(result["runs"]):
         for r in run["rows"]:
             fell = ("yes" if r.get("fall_time_s") is None else f"{r['fall_time_s']:.1f}") if r["fell"] else "no"
             moved = {True: "yes", False: "no", None: "–"}[r.get("moved")]
             lines.append(f"| {index} | {r['ask']} | {r['planner']} | {r.get('measure') or '–'} | "
-                         f"{_number(r.get('before'))} | {_number(r.get('after'))} | {moved} | {fell} | "
-                         f"{_number(r.get('distance'))} | {r['wall_s']:.0f} |")
+                         f"{_measure_cell(r.get('before'))} | {_measure_cell(r.get('after'))} | {moved} | {fell} | "
+                         f"{_measure_cell(r.get('distance'))} | {r['wall_s']:.0f} |")
     return "\n".join(lines)
 
 
-def _number(value: float | None) -> str:
+def _measure_cell(value: float | None) -> str:
     """A measure to three significant figures; '–' for none."""
     return "–" if value is None else f"{value:.3g}"
 
