@@ -328,7 +328,7 @@ def spec_from_description(text: str) -> TaskSpec:
     plain = _blank_groups(_NOT_BACKWARD, plain)
     hit = {name: re.search(pattern, plain if name in _NEGATABLE else raw) is not None
            for name, pattern in _RULES.items()}
-    kept = _facing_kept(raw, plain, hit)
+    kept = _facing_kept(raw, plain, travel=hit["travel"], backward=hit["backward"])
     lateral, diagonal, lateral_spans = (None, False, []) if turn or hit["in_place"] else _lateral(plain, kept)
     speed, rest, speed_span = _speed(raw)
     if lateral is not None:  # a sideways speed is not a forward one; the metric reads distance (left unread)
@@ -354,6 +354,8 @@ def spec_from_description(text: str) -> TaskSpec:
         spec = dataclasses.replace(spec, understood=(*spec.understood, _course_words(spec)))
     if stance_leg is not None:
         spec = dataclasses.replace(spec, understood=(*spec.understood, _motion_words(spec)))
+    if lateral is not None:  # a sideways part keeps the facing: words that say so are read with it
+        lateral_spans += [m.span() for m in _FACING_KEPT.finditer(raw)]
     read = _read_spans(spec, raw, plain) + turn_spans + lateral_spans + stance_spans
     read += [s for s in (speed_span, distance_span) if s is not None]
     unread = _unread(raw, read)
@@ -362,7 +364,7 @@ def spec_from_description(text: str) -> TaskSpec:
 
 _CUBE = re.compile(r"\b(cube|die|dice|block)\b")
 _BOTTLE = re.compile(r"\b(pour\w*|bottle|jug|pitcher)\b")
-_SIDE = re.compile(r"\b(left|right)\b")
+_OBJECT_SIDE = re.compile(r"\b(left|right)\b")
 _CLOCKWISE = re.compile(r"\b(counter|anti)[- ]?clockwise\b|\bclockwise\b")
 
 
@@ -376,14 +378,14 @@ def _object_spec(text: str, held: str) -> TaskSpec:
     default) or the side a bottle pours to."""
     read = [m.span() for m in re.finditer(_HAND_WORDS[held], text)]
     if held == "bottle":
-        side = _SIDE.search(text)
+        side = _OBJECT_SIDE.search(text)
         return TaskSpec(direction="none", manipulation="bottle", side=side.group(1) if side else None,
                         understood=("pour",) + ((f"to the {side.group(1)}",) if side else ()),
                         unread=_unread(text, read + ([side.span()] if side else [])))
     turn, turn_deg, turn_spans, _ = _turn(text)
     clock = _CLOCKWISE.search(text)
     if turn is None:
-        side = _SIDE.search(text)
+        side = _OBJECT_SIDE.search(text)
         turn = side.group(1) if side else ("right" if clock and clock.group(1) is None else "left")
         turn_deg = next((deg for pattern, deg in _NAMED_ANGLES if re.search(pattern, text)), DEFAULT_TURN_DEG)
         angle = _DEGREES.search(text)
@@ -446,25 +448,33 @@ _SIDEWAYS = re.compile(r"\bsideways\b|\bsidewards?\b|\bside[- ]?(?:step|shuffl|w
                        r"\bstraf(?:e|es|ed|ing)\b|\bcrab[- ]?walk\w*|\blike a crab\b|\bgrapevine\b")
 _DIAGONAL = re.compile(r"\bdiagonal(?:ly)?\b|\b(?:forwards?|ahead|backwards?)(?:\s+and)?(?:\s+(?:to|towards?)\s+"
                        rf"(?:the |your |its )?|[- ])(?:left|right)\b(?!{_PART})")
-_SIDE = re.compile(r"(?:\b(?:to|towards?|on)\s+(?:the |your |its |their |his |her )?)?\b(left|right)(?:wards?)?"
+_LATERAL_SIDE = re.compile(r"(?:\b(?:to|towards?|on)\s+(?:the |your |its |their |his |her )?)?\b(left|right)(?:wards?)?"
                    rf"(?:[- ]hand)?(?:\s+side)?\b(?!{_PART})")
-_FACING_KEPT = re.compile(r"\bwithout (?:turning\b(?!\W+(?:to\W+)?(?:the\W+|your\W+)?(?:left|right)\b)|"
-                          r"changing (?:your |its |the )?(?:facing|heading|direction)\b)|"
-                          r"\b(?:while |still |keep(?:ing)? )?facing (?:forward|ahead|the front)\b")
+_FACING_KEPT = re.compile(
+    r"\bwithout (?:turning\b(?!(?:\s+a?round)?\W+(?:(?:to|towards?)\W+)?(?:the\W+|your\W+)?(?:left|right)\b)"
+    rf"(?!\s+{_OWNED}{_LIMB})(?:\s+a?round\b)?|"
+    r"changing (?:your |its |the )?(?:facing|heading|direction)\b)|"
+    r"\b(?:while |still |keep(?:ing)? )?facing (?:forward|ahead|the front)\b")
 """Words that keep the facing: a travel toward a side with them goes sideways ("move to your left without
-turning"); without them it may be a turn ("walk to the left"), and the side is left unread."""
+turning"); without them it may be a turn ("walk to the left"), and the side is left unread. "Without turning
+(towards) the left" is a turn not made and "without turning your head" a head kept still: neither keeps a facing."""
+_KEPT_SIDE = re.compile(r"\b(?:walk\w*|mov(?:e|es|ed|ing)|go(?:es|ing)?|step(?:s|ped|ping)?)\s+(?:(?:to|towards?)\s+)?"
+                        r"(?:the |your )?(left|right)\b(?!\s+(?:side|wall|edge|of)\b)")
+"""The side a travel with the facing kept goes to: right after its verb ("walk to your left"), not a place passed on
+the way ("walk past the left wall", "walk along the right edge")."""
 SIDE_REACH = 30
 """Characters between a sideways word and the side it names ("step sideways, slowly, to the left")."""
 
 
-def _facing_kept(raw: str, plain: str, hit: dict[str, bool]) -> re.Match[str] | None:
+def _facing_kept(raw: str, plain: str, *, travel: bool, backward: bool) -> re.Match[str] | None:
     """The words that keep the facing of a travel toward a side (a _FACING_KEPT match in `raw`), or None: without a
     travel word, or with a travel along the heading ("walk forward, to your left, without turning": its side is a
     diagonal's or unread)."""
     kept = _FACING_KEPT.search(raw)
-    if kept is None or not hit["travel"] or hit["backward"]:
+    if kept is None or not travel or backward:
         return None
-    return None if _FORWARD.search(plain[:kept.start()] + plain[kept.end():]) else kept
+    along = _FORWARD.search(plain, 0, kept.start()) or _FORWARD.search(plain, kept.end())
+    return None if along else kept
 
 
 def _lateral(text: str, kept: re.Match[str] | None) -> tuple[str | None, bool, list[Span]]:
@@ -474,7 +484,8 @@ def _lateral(text: str, kept: re.Match[str] | None) -> tuple[str | None, bool, l
     word = _DIAGONAL.search(text) or _SIDEWAYS.search(text) or kept
     if word is None:
         return None, False, []
-    sides = [(max(m.start() - word.end(), word.start() - m.end(), 0), m) for m in _SIDE.finditer(text)]
+    named = _KEPT_SIDE if word is kept else _LATERAL_SIDE
+    sides = [(max(m.start() - word.end(), word.start() - m.end(), 0), m) for m in named.finditer(text)]
     near = [(gap, m) for gap, m in sides if gap <= SIDE_REACH or word.start() <= m.start() < word.end()]
     if not near:  # "walk sideways": either side will do; "walk diagonally" says too little (left unread)
         return ("either", False, [word.span()]) if word.re is _SIDEWAYS else (None, False, [])

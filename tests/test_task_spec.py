@@ -542,3 +542,28 @@ def test_flight_and_hip_flexion_peak_by_hand():
     hips["right_hip_flexion"] = np.full((2, 20), 1.8)
     m = batch_metrics(Features({**{k: features[k] for k in features}, **hips}, features.scalars))
     assert [r.hip_flexion_peak for r in m] == pytest.approx([0.81, 1.71])
+
+
+@pytest.mark.parametrize(("text", "fields", "unread"), [
+    # a turn not made, or a head turned, keeps no facing: a straight walk with the words left unread, never sideways
+    ("walk without turning towards the left", dict(direction="forward", lateral=None, turn=None),
+     ("without turning towards the left",)),
+    ("walk without turning toward the right", dict(direction="forward", lateral=None, turn=None),
+     ("without turning toward the right",)),
+    ("walk without turning your head to the left", dict(direction="forward", lateral=None, turn=None),
+     ("without turning your head to the left",)),
+    # a side passed on the way is no side travelled to
+    ("walk past the left wall without turning", dict(direction="forward", lateral=None),
+     ("left wall without turning",)),
+    ("walk along the right edge without turning", dict(direction="forward", lateral=None),
+     ("right edge without turning",)),
+    # the facing-kept words are read with the sideways part they keep the facing of
+    ("strafe left while facing forward", dict(direction="none", lateral="left"), ()),
+    ("walk sideways without turning", dict(direction="none", lateral="either"), ()),
+    ("move to your left without turning around", dict(direction="none", lateral="left", turn=None), ()),
+    ("step left without turning", dict(direction="none", lateral="left"), ()),
+])
+def test_facing_kept_words_make_a_sideways_travel_only_toward_the_side_travelled(text, fields, unread):
+    spec = spec_from_description(text)
+    assert {k: getattr(spec, k) for k in fields} == fields
+    assert spec.unread == unread
