@@ -283,17 +283,21 @@ injury (the others read the negation itself, e.g. "without leaning" asks for an 
 _NEGATED = re.compile(r"\b(without|no|not|never|don't|avoid(ing)?)\s+(a\s+|any\s+)?[\w-]+")
 _PART = r"[- ]?(?:arm|leg|foot|feet|hand|knee|hip|shoulder|ankle)s?\b"
 _TURN_VERB = r"(?:turn|veer|curv|rotat|spin|steer|circl)\w*"
-_NOT_A_BODY_TURN = r"(?!(?:and|then|while|but|with|head|neck|arms?|legs?|foot|feet|knees?|hips?|torso|trunk|toes?)\b)"
+_NOT_A_BODY_TURN = (r"(?!(?:and|then|while|but|with|twice|again|times|head|neck|arms?|legs?|foot|feet|knees?|hips?|"
+                    r"torso|trunk|toes?)\b)")
 _TURN = re.compile(rf"\b{_TURN_VERB}(?:\W+{_NOT_A_BODY_TURN}[\w°-]+){{0,5}}?\W+(left|right)\b(?!{_PART})|"
                    r"\b(left|right)(?:[- ]hand(?:ed)?)?[- ](?:turn|curve)|"
                    r"\b(counter[- ]?clockwise|anti[- ]?clockwise|clockwise)\b")
 _DEGREES = re.compile(r"(\d+(?:\.\d+)?)\s*(?:°|deg\b|degrees?)")
 _SLOPE_ANGLE = re.compile(r"^\W*(slope|incline|hill|ramp|grade|uphill|downhill)|(slope|incline|grade) of\W*$")
-_HALF_TURN = re.compile(r"\bturn(?:s|ed|ing)?\s+(?:a)?round\b(?!\s+(?:the|a|an)\b)|\babout[- ]?(?:face|turn)\b|"
+_AFTER_HALF_TURN = (r"\s*(?:$|[,;:.!?)]|\d|(?:and|then|while|in place|on the spot|to face|slowly|quickly|again|"
+                    r"twice|(?:to (?:the |your )?)?(?:left|right)|(?:counter|anti)?[- ]?clockwise)\b)")
+_HALF_TURN = re.compile(rf"\bturn(?:s|ed|ing)?\s+a?round\b(?={_AFTER_HALF_TURN})|\babout[- ]?(?:face|turn)\b|"
                         r"\bhalf[- ]turn|"
                         r"\bface\s+(?:the\s+other\s+way|the\s+opposite\s+(?:way|direction)|backwards?)\b")
-"""A half turn, named by its words ("turn around", "face the other way"), not by its side; "turn around the corner"
-goes round a thing."""
+"""A half turn, named by its words ("turn around", "face the other way"), not by its side. "Turn around" is one only
+where what follows may follow a half turn (the end, a side, a manner, an angle, the next phase): "turn around the
+corner", "turn around each cone" go round a thing."""
 _NOT_BACKWARD = re.compile(r"\b(?:stand|get|rise|come)\w*\s+(back)\s+up\b|\bface\s+(backwards?)\b|"
                            rf"(?:{_HALF_TURN.pattern})\W+(?:and\s+|then\s+)?\w+\s+(back)\b")
 """A 'back' or 'backward' that is no backward travel: getting back up ("squat and stand back up": up again), facing
@@ -324,10 +328,14 @@ def spec_from_description(text: str) -> TaskSpec:
     if held is not None:
         return _object_spec(raw, held)
     plain = _NEGATED.sub(lambda m: " " * len(m.group()), raw)  # same length: a match's place is its place in raw
+    said, cut = raw, _later_phase_start(plain)
+    raw, plain = raw[:cut].ljust(len(said)), plain[:cut].ljust(len(said))  # a later phase is left unread
     turn, turn_deg, turn_spans, turn_side_picked = _turn(plain)
     plain = _blank_groups(_NOT_BACKWARD, plain)
     hit = {name: re.search(pattern, plain if name in _NEGATABLE else raw) is not None
            for name, pattern in _RULES.items()}
+    if turn is not None and turn_deg % 360 == 180 and hit["backward"]:  # no metric checks a backward half turn
+        hit = {**hit, "backward": False, "travel": False}
     kept = _facing_kept(raw, plain, travel=hit["travel"], backward=hit["backward"])
     lateral, diagonal, lateral_spans = (None, False, []) if turn or hit["in_place"] else _lateral(plain, kept)
     speed, rest, speed_span = _speed(raw)
@@ -358,8 +366,8 @@ def spec_from_description(text: str) -> TaskSpec:
         lateral_spans += [m.span() for m in _FACING_KEPT.finditer(raw)]
     read = _read_spans(spec, raw, plain) + turn_spans + lateral_spans + stance_spans
     read += [s for s in (speed_span, distance_span) if s is not None]
-    unread = _unread(raw, read)
-    return dataclasses.replace(spec, unread=unread + _later_phases(raw, unread))
+    unread = _unread(said, read)
+    return dataclasses.replace(spec, unread=unread + _later_phases(said, unread))
 
 
 _CUBE = re.compile(r"\b(cube|die|dice|block)\b")
@@ -415,25 +423,68 @@ Span = tuple[int, int]
 """Where a phrase lies in the lower-case description: [start, end) in characters."""
 
 
+_NO_TURN: tuple[None, float, list[Span], bool] = (None, DEFAULT_TURN_DEG, [], False)
+_REPEATED = re.compile(r"\s+(?:twice|\w+ times)\b")
+"""A turn made more than once ("turn around twice", "turn left three times"): no field counts the turns."""
+NAMED_ANGLE_REACH = 12
+"""Characters between a turn and a named angle of it ("rotate clockwise a quarter turn", "turn left by a right
+angle"): one further off, or past a join, is another phase's."""
+
+
 def _turn(text: str) -> tuple[str | None, float, list[Span], bool]:
     """(side, degrees, where the turn and its angle were read, whether the side was picked) of the turn the text
-    asks for: a half turn without a side ("turn around") is PICKED_TURN's; (None, DEFAULT_TURN_DEG, [], False)
-    without one."""
+    asks for: a half turn without a side ("turn around") is PICKED_TURN's; _NO_TURN without one, for a turn made
+    more than once, or for a turn without a side that is no half turn ("turn around 90 degrees")."""
     match = _TURN.search(text) or _HALF_TURN.search(text)
-    if match is None:
-        return None, DEFAULT_TURN_DEG, [], False
+    if match is None or _REPEATED.match(text, match.end()):
+        return _NO_TURN
     picked = match.re is _HALF_TURN
     side = PICKED_TURN if picked else match.group(1) or match.group(2) or (
         "right" if match.group(3) == "clockwise" else "left")
     # a circle is more than the 90° a turn reads without an angle: "circle" stays unread, its side is read
     read = (match.start(1), match.end()) if match.group().startswith("circl") else match.span()
-    angles = [(abs(m.start() - match.start()), float(m.group(1)), m.span()) for m in _DEGREES.finditer(text)
+    degrees, angle_spans = _turn_angle(text, match)
+    if picked and degrees % 360 != 180:  # only a half turn ends facing the same way whichever side it goes
+        return _NO_TURN
+    return side, degrees, [read, *angle_spans], picked
+
+
+def _turn_angle(text: str, turn: re.Match[str]) -> tuple[float, list[Span]]:
+    """(degrees, where they were read) of a turn: the stated angle nearest it that is no slope's, else a named angle
+    inside or next to it ("a quarter turn"), else DEFAULT_TURN_DEG."""
+    angles = [(abs(m.start() - turn.start()), float(m.group(1)), m.span()) for m in _DEGREES.finditer(text)
               if not _slope_angle(text, m)]
     if angles:
-        _, degrees, span = min(angles)  # the angle nearest the turn, not a slope's
-        return side, degrees, [read, span], picked
-    named = next((deg for pattern, deg in _NAMED_ANGLES if re.search(pattern, text)), DEFAULT_TURN_DEG)
-    return side, named, [read, *_named_angle_spans(text)], picked
+        _, degrees, span = min(angles)
+        return degrees, [span]
+    named = [(degrees, m.span()) for pattern, degrees in _NAMED_ANGLES for m in re.finditer(pattern, text)
+             if _next_to(text, m.span(), turn.span())]
+    return (named[0][0], [span for _, span in named]) if named else (DEFAULT_TURN_DEG, [])
+
+
+def _next_to(text: str, one: Span, other: Span) -> bool:
+    """The two spans overlap, or lie within NAMED_ANGLE_REACH characters of each other with no join between."""
+    between = text[min(one[1], other[1]):max(one[0], other[0])]
+    return len(between) <= NAMED_ANGLE_REACH and not _JOIN.search(between)
+
+
+_JOIN = re.compile(r"\s*[,;]\s*(?:and\s+)?(?:then\b)?|\s+(?:and\s+then|and|then)\b")
+"""Words that join two phases of a motion: a comma, 'and', 'then', 'and then'."""
+
+
+def _later_phase_start(text: str) -> int:
+    """Where the later phase of a sequence with a half turn begins ("turn around | and walk forward", "turn left |
+    and turn around"), len(text) without one: a spec holds one motion, and no metric checks a travel or a second
+    turn before or after a half turn, so the first phase is read and the later one left unread."""
+    joins = list(_JOIN.finditer(text))
+    bounds = [0, *(m.end() for m in joins)]
+    phases = [text[start:end] for start, end in zip(bounds, [*(m.start() for m in joins), len(text)])]
+    half = next((i for i, phase in enumerate(phases) if _HALF_TURN.search(phase)), None)
+    moving = [i for i, phase in enumerate(phases) if i != half and (
+        re.search(_TRAVEL, phase) or _TURN.search(phase) or _HALF_TURN.search(phase))]
+    if half is None or not moving:
+        return len(text)
+    return joins[max(half, min(moving)) - 1].start()
 
 
 def _blank_groups(pattern: re.Pattern[str], text: str) -> str:
