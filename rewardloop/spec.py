@@ -42,8 +42,8 @@ turn without one ("turn 90 degrees") names no end facing and stays unread."""
 GAIT_STYLES: dict[str, str] = {
     "goose-step": r"\bgoose[- ]?step",
     "limp": r"\blimp(s|ing)?\b|\bhobbl",
-    "crouch": r"\bcrouch\w*(?: down)?|\bsquat\w*[- ]walk|"
-              r"\b(?:walk|mov|go|travel)\w*\s+(?:in\s+a\s+(?:deep\s+|low\s+)?)?squat\w*|\bbent[- ]knee",
+    "crouch": r"\bcrouch\w*(?: down)?|\bsquat\w*[- ]walk|\b(?:walk\w*|mov(?:e|es|ed|ing)|go(?:es|ing)?|travel\w*)"
+              r"\s+(?:in\s+a\s+(?:deep\s+|low\s+)?)?squat\w*|\bbent[- ]knee",
     "shuffle": r"\bshuffl|\bshort (quick )?steps\b|\btiny steps\b",
     "high-knees": r"\bhigh knees?\b|\bmarch",
     "stiff-knee": r"\bstiff[- ]?(knee|leg)|\bstraight(ened)? (knees?|legs?)\b|\blocked knees?\b",
@@ -241,8 +241,11 @@ def _manner_words(spec: TaskSpec) -> list[str]:
 
 _LIMB = r"(?:arms?|hands?|head|neck|legs?|feet|foot|hips?|torso|trunk|knees?|shoulders?)\b"
 _OWNED = r"(?:the |its |your |both |one |his |her |their )?"
+_UP_ONTO = r"\s+(?:the|a|an|onto|on|to)\b(?!\s+(?:your|its|their|his|her) feet\b)"
+"""What follows a 'get up' that climbs ("get up the stairs", "get up onto the box"), not one that stands up ("get up
+on your feet")."""
 _TRAVEL = (r"\bwalk|\bruns?\b|\brunning\b|\bjog|\bgo(es|ing)?\b|\btravel|\bclimb|\bstrid|\bsteps?\b|\bstepping\b|"
-           rf"\bmov(e|es|ing)\b(?!\s+{_OWNED}{_LIMB})|\bstroll|\bmarch|\bhike|"
+           rf"\bmov(e|es|ing)\b(?!\s+{_OWNED}{_LIMB})|\bstroll|\bmarch|\bhike|\bget(?:s|ting)?\s+up(?={_UP_ONTO})|"
            r"\bproceed|\badvanc|\bwander|\bsprint|\bascend|\bcrawl|\bhop|\bgallop|\bskip|\btrek|\blocomot|\bpace\b|"
            r"\b(?:jump|leap|bound)\w*\s+(?:forwards?|ahead)\b|\bhobbl|\bwaddl|\btiptoe|\bamble|\bsaunter|\btrudg|"
            r"\b(?:limp|shuffl|crouch|sneak|creep|goose[- ]?step)\w*\s+(?:forwards?|ahead|across|along|around|"
@@ -251,7 +254,8 @@ _STEPPING = r"\bstep|\bmarch|\bjog|\bruns?\b|\brunning\b|\bwalk|\btread|\bstomp|
 _RULES: dict[str, str] = {
     "backward": r"\bbackwards?\b|\breverse\b|\bbackpedal|\bretreat|\bback(ing)? up\b|"
                 r"\b(walk|step|move|go|jog|run)(s|ing|ped)?\s+back\b(?!\s+(straight|upright|and forth))",
-    "stay": r"\bstand(s|ing)?\b(?: (?:back )?up\b(?: again\b)?)?|\bget(s|ting)? (?:back )?up\b(?: again\b)?|"
+    "stay": r"\bstand(s|ing)?\b(?: (?:back )?up\b(?: again\b)?)?|"
+            rf"\bget(s|ting)? (?:back )?up\b(?!{_UP_ONTO})(?: again\b)?|"
             r"\bbalanc|\bstance\b|\bflamingo\b|\bstay(s|ing)?\b|\bstill\b|\bremain|"
             r"\bstationary\b|\bmotionless\b|"
             rf"\bwithout (moving\b(?!\s+{_OWNED}{_LIMB})|travel\w*|walking|going anywhere)|"
@@ -290,16 +294,18 @@ _TURN = re.compile(rf"\b{_TURN_VERB}(?:\W+{_NOT_A_BODY_TURN}[\w°-]+){{0,5}}?\W+
                    r"\b(counter[- ]?clockwise|anti[- ]?clockwise|clockwise)\b")
 _DEGREES = re.compile(r"(\d+(?:\.\d+)?)\s*(?:°|deg\b|degrees?)")
 _SLOPE_ANGLE = re.compile(r"^\W*(slope|incline|hill|ramp|grade|uphill|downhill)|(slope|incline|grade) of\W*$")
-_AFTER_HALF_TURN = (r"\s*(?:$|[,;:.!?)]|\d|(?:and|then|while|in place|on the spot|to face|slowly|quickly|again|"
-                    r"twice|(?:to (?:the |your )?)?(?:left|right)|(?:counter|anti)?[- ]?clockwise)\b)")
+_AFTER_HALF_TURN = (r"\s*(?:$|[,;:.!?)]|\d|(?:and|then|while|in place|on the spot|slowly|quickly|again|twice|"
+                    r"to (?:face|look|walk|go|head|return|come)|(?:to (?:the |your )?)?(?:left|right)|"
+                    r"(?:counter|anti)?[- ]?clockwise)\b)")
+"""What may follow "turn around" in a half turn: the end, the next phase, a manner, a purpose, a side, an angle."""
 _HALF_TURN = re.compile(rf"\bturn(?:s|ed|ing)?\s+a?round\b(?={_AFTER_HALF_TURN})|\babout[- ]?(?:face|turn)\b|"
                         r"\bhalf[- ]turn|"
                         r"\bface\s+(?:the\s+other\s+way|the\s+opposite\s+(?:way|direction)|backwards?)\b")
 """A half turn, named by its words ("turn around", "face the other way"), not by its side. "Turn around" is one only
 where what follows may follow a half turn (the end, a side, a manner, an angle, the next phase): "turn around the
 corner", "turn around each cone" go round a thing."""
-_NOT_BACKWARD = re.compile(r"\b(?:stand|get|rise|come)\w*\s+(back)\s+up\b|\bface\s+(backwards?)\b|"
-                           rf"(?:{_HALF_TURN.pattern})\W+(?:and\s+|then\s+)?\w+\s+(back)\b")
+_NOT_BACKWARD = re.compile(r"\b(?:stand|get|rise|come)\w*\s+(?P<up>back)\s+up\b|\bface\s+(?P<facing>backwards?)\b|"
+                           rf"(?:{_HALF_TURN.pattern})\W+(?:(?:and|then|and then)\s+)?\w+\s+(?P<returning>back)\b")
 """A 'back' or 'backward' that is no backward travel: getting back up ("squat and stand back up": up again), facing
 backward (a half turn), going back after a half turn ("turn around and walk back": a return, facing the new way)."""
 _NAMED_ANGLES = ((r"\bquarter[- ]turn|\bright angle", 90.0), (rf"{_HALF_TURN.pattern}|\bhalf (a )?circle", 180.0),
@@ -331,7 +337,7 @@ def spec_from_description(text: str) -> TaskSpec:
     said, cut = raw, _later_phase_start(plain)
     raw, plain = raw[:cut].ljust(len(said)), plain[:cut].ljust(len(said))  # a later phase is left unread
     turn, turn_deg, turn_spans, turn_side_picked = _turn(plain)
-    plain = _blank_groups(_NOT_BACKWARD, plain)
+    plain = _blank_named_groups(_NOT_BACKWARD, plain)
     hit = {name: re.search(pattern, plain if name in _NEGATABLE else raw) is not None
            for name, pattern in _RULES.items()}
     if turn is not None and turn_deg % 360 == 180 and hit["backward"]:  # no metric checks a backward half turn
@@ -478,7 +484,7 @@ def _later_phase_start(text: str) -> int:
     turn before or after a half turn, so the first phase is read and the later one left unread."""
     joins = list(_JOIN.finditer(text))
     bounds = [0, *(m.end() for m in joins)]
-    phases = [text[start:end] for start, end in zip(bounds, [*(m.start() for m in joins), len(text)])]
+    phases = [text[start:end] for start, end in zip(bounds, [*(m.start() for m in joins), len(text)], strict=True)]
     half = next((i for i, phase in enumerate(phases) if _HALF_TURN.search(phase)), None)
     moving = [i for i, phase in enumerate(phases) if i != half and (
         re.search(_TRAVEL, phase) or _TURN.search(phase) or _HALF_TURN.search(phase))]
@@ -487,12 +493,15 @@ def _later_phase_start(text: str) -> int:
     return joins[max(half, min(moving)) - 1].start()
 
 
-def _blank_groups(pattern: re.Pattern[str], text: str) -> str:
-    """The text with the group each match of `pattern` holds blanked out (same length)."""
+def _blank_named_groups(pattern: re.Pattern[str], text: str) -> str:
+    """The text with the named group each match of `pattern` holds blanked out (same length); groups of a pattern
+    embedded in it are unnamed, and kept."""
+    chars = list(text)
     for match in pattern.finditer(text):
-        start, end = match.span(match.lastindex or 0)
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
+        for name in (name for name, words in match.groupdict().items() if words is not None):
+            start, end = match.span(name)
+            chars[start:end] = " " * (end - start)
+    return "".join(chars)
 
 
 _SIDEWAYS = re.compile(r"\bsideways\b|\bsidewards?\b|\bside[- ]?(?:step|shuffl|walk)\w*|\blaterally\b|"

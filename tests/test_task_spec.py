@@ -600,3 +600,29 @@ def test_a_half_turn_is_read_alone_and_only_where_one_is_said(text, fields, unre
     spec = spec_from_description(text)
     assert {k: getattr(spec, k) for k in fields} == fields
     assert spec.unread == unread
+
+
+@pytest.mark.parametrize(("text", "fields", "unread"), [
+    # a 'get up' that climbs is a travel, not a stand-up
+    ("get up the stairs", dict(direction="forward", stay_in_place=False, terrain="stairs"), ()),
+    ("get up the hill", dict(direction="forward", stay_in_place=False, terrain="slope"), ()),
+    ("get up", dict(direction="none", stay_in_place=True), ()),
+    ("get back up again", dict(direction="none", stay_in_place=True), ()),
+    # 'go' is no part of 'good': a squat alone is the exercise, no crouching walk
+    ("do a good squat", dict(direction="none", styles=()), ("squat",)),
+    ("go in a low squat", dict(direction="forward", styles=("crouch",)), ()),
+    # 'and then' joins a return to a half turn as 'and' does: never a backward travel
+    ("turn around and then walk back", dict(direction="none", turn="left", turn_deg=180.0), ("walk back",)),
+    ("turn around to walk back", dict(direction="none", turn="left", turn_deg=180.0), ("walk back",)),
+])
+def test_climbs_squats_and_returns_are_not_read_as_another_motion(text, fields, unread):
+    spec = spec_from_description(text)
+    assert {k: getattr(spec, k) for k in fields} == fields
+    assert spec.unread == unread
+
+
+def test_the_back_of_a_return_after_a_half_turn_is_no_backward_word():
+    from rewardloop.spec import _NOT_BACKWARD
+
+    for joined in ("turn around and go back", "turn around then go back", "turn around and then go back"):
+        assert _NOT_BACKWARD.search(joined).group("returning") == "back"
