@@ -430,8 +430,10 @@ Span = tuple[int, int]
 
 
 _NO_TURN: tuple[None, float, list[Span], bool] = (None, DEFAULT_TURN_DEG, [], False)
-_REPEATED = re.compile(r"\s+(?:twice|\w+ times)\b")
-"""A turn made more than once ("turn around twice", "turn left three times"): no field counts the turns."""
+_REPEATED = re.compile(r"\s+(?:(twice)|(two|three|four|\d) times)\b(?:\s+(?:to (?:the |your )?)?(left|right)\b)?")
+"""A turn made more than once ("turn around twice", "turn left three times"), and the side said after the count
+("turn around twice to the right")."""
+_TIMES = {"twice": 2, "two": 2, "three": 3, "four": 4}
 NAMED_ANGLE_REACH = 12
 """Characters between a turn and a named angle of it ("rotate clockwise a quarter turn", "turn left by a right
 angle"): one further off, or past a join, is another phase's."""
@@ -439,20 +441,27 @@ angle"): one further off, or past a join, is another phase's."""
 
 def _turn(text: str) -> tuple[str | None, float, list[Span], bool]:
     """(side, degrees, where the turn and its angle were read, whether the side was picked) of the turn the text
-    asks for: a half turn without a side ("turn around") is PICKED_TURN's; _NO_TURN without one, for a turn made
-    more than once, or for a turn without a side that is no half turn ("turn around 90 degrees")."""
+    asks for, its angle times the turns counted ("turn around twice to the right": 360°): a half turn without a
+    side ("turn around") is PICKED_TURN's; _NO_TURN without one, or for a turn without a side that ends facing
+    no way a half turn does ("turn around 90 degrees", "turn around twice")."""
     match = _TURN.search(text) or _HALF_TURN.search(text)
-    if match is None or _REPEATED.match(text, match.end()):
+    if match is None:
         return _NO_TURN
     picked = match.re is _HALF_TURN
     side = PICKED_TURN if picked else match.group(1) or match.group(2) or (
         "right" if match.group(3) == "clockwise" else "left")
     # a circle is more than the 90° a turn reads without an angle: "circle" stays unread, its side is read
-    read = (match.start(1), match.end()) if match.group().startswith("circl") else match.span()
+    read = [(match.start(1), match.end()) if match.group().startswith("circl") else match.span()]
     degrees, angle_spans = _turn_angle(text, match)
-    if picked and degrees % 360 != 180:  # only a half turn ends facing the same way whichever side it goes
+    repeat = _REPEATED.match(text, match.end())
+    if repeat is not None:
+        count = repeat.group(1) or repeat.group(2)
+        degrees *= _TIMES[count] if count in _TIMES else int(count)
+        side, picked = (repeat.group(3), False) if repeat.group(3) and picked else (side, picked)
+        read.append(repeat.span())
+    if degrees > 720 or (picked and degrees % 360 != 180):  # only a half turn ends facing the same way either side
         return _NO_TURN
-    return side, degrees, [read, *angle_spans], picked
+    return side, degrees, [*read, *angle_spans], picked
 
 
 def _turn_angle(text: str, turn: re.Match[str]) -> tuple[float, list[Span]]:

@@ -591,8 +591,10 @@ def test_facing_kept_words_make_a_sideways_travel_only_toward_the_side_travelled
     ("turn around each cone", dict(turn=None), ("turn around each cone",)),
     ("turn around slowly", dict(turn="left", turn_deg=180.0, turn_side_picked=True), ()),
     ("turn around 180 degrees", dict(turn="left", turn_deg=180.0, turn_side_picked=True), ()),
-    # no field counts repeated turns, and only a half turn may have its side picked
-    ("turn around twice to the right", dict(turn=None), ("turn around twice to the right",)),
+    # turns counted multiply the angle; only a half turn may have its side picked
+    ("turn around twice to the right", dict(turn="right", turn_deg=360.0, turn_side_picked=False), ()),
+    ("turn left twice", dict(turn="left", turn_deg=180.0), ()),
+    ("turn around twice", dict(turn=None), ("turn around twice",)),
     ("turn around 90 degrees", dict(turn=None), ("turn around 90 degrees",)),
     ("rotate clockwise a quarter turn", dict(turn="right", turn_deg=90.0), ()),  # a named angle next to its turn
 ])
