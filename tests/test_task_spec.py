@@ -563,7 +563,7 @@ def test_flight_and_hip_flexion_peak_by_hand():
     ("move to your left without turning around", dict(direction="none", lateral="left", turn=None), ()),
     ("step left without turning", dict(direction="none", lateral="left"), ()),
 ])
-def test_facing_kept_words_make_a_sideways_travel_only_toward_the_side_travelled(text, fields, unread):
+def test_the_rules_read_facing_kept_words_as_sideways_only_toward_the_side_travelled(text, fields, unread):
     spec = spec_from_description(text)
     assert {k: getattr(spec, k) for k in fields} == fields
     assert spec.unread == unread
@@ -623,7 +623,7 @@ def test_climbs_squats_and_returns_are_not_read_as_another_motion(text, fields, 
     assert spec.unread == unread
 
 
-def test_the_back_of_a_return_after_a_half_turn_is_no_backward_word():
+def test_the_rules_read_the_back_of_a_return_after_a_half_turn_as_no_backward_word():
     from rewardloop.spec import _NOT_BACKWARD
 
     for joined in ("turn around and go back", "turn around then go back", "turn around and then go back"):
