@@ -42,8 +42,8 @@ turn without one ("turn 90 degrees") names no end facing and stays unread."""
 GAIT_STYLES: dict[str, str] = {
     "goose-step": r"\bgoose[- ]?step",
     "limp": r"\blimp(s|ing)?\b|\bhobbl",
-    "crouch": r"\bcrouch\w*(?: down)?|\bsquat\w*[- ]walk|"
-              r"\b(?:walk|mov|go|travel)\w*\s+(?:in\s+a\s+(?:deep\s+|low\s+)?)?squat\w*|\bbent[- ]knee",
+    "crouch": r"\bcrouch\w*(?: down)?|\bsquat\w*[- ]walk|\b(?:walk\w*|mov(?:e|es|ed|ing)|go(?:es|ing)?|travel\w*)"
+              r"\s+(?:in\s+a\s+(?:deep\s+|low\s+)?)?squat\w*|\bbent[- ]knee",
     "shuffle": r"\bshuffl|\bshort (quick )?steps\b|\btiny steps\b",
     "high-knees": r"\bhigh knees?\b|\bmarch",
     "stiff-knee": r"\bstiff[- ]?(knee|leg)|\bstraight(ened)? (knees?|legs?)\b|\blocked knees?\b",
@@ -241,8 +241,11 @@ def _manner_words(spec: TaskSpec) -> list[str]:
 
 _LIMB = r"(?:arms?|hands?|head|neck|legs?|feet|foot|hips?|torso|trunk|knees?|shoulders?)\b"
 _OWNED = r"(?:the |its |your |both |one |his |her |their )?"
+_UP_ONTO = r"\s+(?:the|a|an|onto|on|to)\b(?!\s+(?:your|its|their|his|her) feet\b)"
+"""What follows a 'get up' that climbs ("get up the stairs", "get up onto the box"), not one that stands up ("get up
+on your feet")."""
 _TRAVEL = (r"\bwalk|\bruns?\b|\brunning\b|\bjog|\bgo(es|ing)?\b|\btravel|\bclimb|\bstrid|\bsteps?\b|\bstepping\b|"
-           rf"\bmov(e|es|ing)\b(?!\s+{_OWNED}{_LIMB})|\bstroll|\bmarch|\bhike|"
+           rf"\bmov(e|es|ing)\b(?!\s+{_OWNED}{_LIMB})|\bstroll|\bmarch|\bhike|\bget(?:s|ting)?\s+up(?={_UP_ONTO})|"
            r"\bproceed|\badvanc|\bwander|\bsprint|\bascend|\bcrawl|\bhop|\bgallop|\bskip|\btrek|\blocomot|\bpace\b|"
            r"\b(?:jump|leap|bound)\w*\s+(?:forwards?|ahead)\b|\bhobbl|\bwaddl|\btiptoe|\bamble|\bsaunter|\btrudg|"
            r"\b(?:limp|shuffl|crouch|sneak|creep|goose[- ]?step)\w*\s+(?:forwards?|ahead|across|along|around|"
@@ -251,7 +254,8 @@ _STEPPING = r"\bstep|\bmarch|\bjog|\bruns?\b|\brunning\b|\bwalk|\btread|\bstomp|
 _RULES: dict[str, str] = {
     "backward": r"\bbackwards?\b|\breverse\b|\bbackpedal|\bretreat|\bback(ing)? up\b|"
                 r"\b(walk|step|move|go|jog|run)(s|ing|ped)?\s+back\b(?!\s+(straight|upright|and forth))",
-    "stay": r"\bstand(s|ing)?\b(?: (?:back )?up\b(?: again\b)?)?|\bget(s|ting)? (?:back )?up\b(?: again\b)?|"
+    "stay": r"\bstand(s|ing)?\b(?: (?:back )?up\b(?: again\b)?)?|"
+            rf"\bget(s|ting)? (?:back )?up\b(?!{_UP_ONTO})(?: again\b)?|"
             r"\bbalanc|\bstance\b|\bflamingo\b|\bstay(s|ing)?\b|\bstill\b|\bremain|"
             r"\bstationary\b|\bmotionless\b|"
             rf"\bwithout (moving\b(?!\s+{_OWNED}{_LIMB})|travel\w*|walking|going anywhere)|"
@@ -283,19 +287,25 @@ injury (the others read the negation itself, e.g. "without leaning" asks for an 
 _NEGATED = re.compile(r"\b(without|no|not|never|don't|avoid(ing)?)\s+(a\s+|any\s+)?[\w-]+")
 _PART = r"[- ]?(?:arm|leg|foot|feet|hand|knee|hip|shoulder|ankle)s?\b"
 _TURN_VERB = r"(?:turn|veer|curv|rotat|spin|steer|circl)\w*"
-_NOT_A_BODY_TURN = r"(?!(?:and|then|while|but|with|head|neck|arms?|legs?|foot|feet|knees?|hips?|torso|trunk|toes?)\b)"
+_NOT_A_BODY_TURN = (r"(?!(?:and|then|while|but|with|twice|again|times|head|neck|arms?|legs?|foot|feet|knees?|hips?|"
+                    r"torso|trunk|toes?)\b)")
 _TURN = re.compile(rf"\b{_TURN_VERB}(?:\W+{_NOT_A_BODY_TURN}[\w°-]+){{0,5}}?\W+(left|right)\b(?!{_PART})|"
                    r"\b(left|right)(?:[- ]hand(?:ed)?)?[- ](?:turn|curve)|"
                    r"\b(counter[- ]?clockwise|anti[- ]?clockwise|clockwise)\b")
 _DEGREES = re.compile(r"(\d+(?:\.\d+)?)\s*(?:°|deg\b|degrees?)")
 _SLOPE_ANGLE = re.compile(r"^\W*(slope|incline|hill|ramp|grade|uphill|downhill)|(slope|incline|grade) of\W*$")
-_HALF_TURN = re.compile(r"\bturn(?:s|ed|ing)?\s+(?:a)?round\b(?!\s+(?:the|a|an)\b)|\babout[- ]?(?:face|turn)\b|"
+_AFTER_HALF_TURN = (r"\s*(?:$|[,;:.!?)]|\d|(?:and|then|while|in place|on the spot|slowly|quickly|again|twice|"
+                    r"to (?:face|look|walk|go|head|return|come)|(?:to (?:the |your )?)?(?:left|right)|"
+                    r"(?:counter|anti)?[- ]?clockwise)\b)")
+"""What may follow "turn around" in a half turn: the end, the next phase, a manner, a purpose, a side, an angle."""
+_HALF_TURN = re.compile(rf"\bturn(?:s|ed|ing)?\s+a?round\b(?={_AFTER_HALF_TURN})|\babout[- ]?(?:face|turn)\b|"
                         r"\bhalf[- ]turn|"
                         r"\bface\s+(?:the\s+other\s+way|the\s+opposite\s+(?:way|direction)|backwards?)\b")
-"""A half turn, named by its words ("turn around", "face the other way"), not by its side; "turn around the corner"
-goes round a thing."""
-_NOT_BACKWARD = re.compile(r"\b(?:stand|get|rise|come)\w*\s+(back)\s+up\b|\bface\s+(backwards?)\b|"
-                           rf"(?:{_HALF_TURN.pattern})\W+(?:and\s+|then\s+)?\w+\s+(back)\b")
+"""A half turn, named by its words ("turn around", "face the other way"), not by its side. "Turn around" is one only
+where what follows may follow a half turn (the end, a side, a manner, an angle, the next phase): "turn around the
+corner", "turn around each cone" go round a thing."""
+_NOT_BACKWARD = re.compile(r"\b(?:stand|get|rise|come)\w*\s+(?P<up>back)\s+up\b|\bface\s+(?P<facing>backwards?)\b|"
+                           rf"(?:{_HALF_TURN.pattern})\W+(?:(?:and|then|and then)\s+)?\w+\s+(?P<returning>back)\b")
 """A 'back' or 'backward' that is no backward travel: getting back up ("squat and stand back up": up again), facing
 backward (a half turn), going back after a half turn ("turn around and walk back": a return, facing the new way)."""
 _NAMED_ANGLES = ((r"\bquarter[- ]turn|\bright angle", 90.0), (rf"{_HALF_TURN.pattern}|\bhalf (a )?circle", 180.0),
@@ -324,11 +334,15 @@ def spec_from_description(text: str) -> TaskSpec:
     if held is not None:
         return _object_spec(raw, held)
     plain = _NEGATED.sub(lambda m: " " * len(m.group()), raw)  # same length: a match's place is its place in raw
+    said, cut = raw, _later_phase_start(plain)
+    raw, plain = raw[:cut].ljust(len(said)), plain[:cut].ljust(len(said))  # a later phase is left unread
     turn, turn_deg, turn_spans, turn_side_picked = _turn(plain)
-    plain = _blank_groups(_NOT_BACKWARD, plain)
+    plain = _blank_named_groups(_NOT_BACKWARD, plain)
     hit = {name: re.search(pattern, plain if name in _NEGATABLE else raw) is not None
            for name, pattern in _RULES.items()}
-    kept = _facing_kept(raw, plain, hit)
+    if turn is not None and turn_deg % 360 == 180 and hit["backward"]:  # no metric checks a backward half turn
+        hit = {**hit, "backward": False, "travel": False}
+    kept = _facing_kept(raw, plain, travel=hit["travel"], backward=hit["backward"])
     lateral, diagonal, lateral_spans = (None, False, []) if turn or hit["in_place"] else _lateral(plain, kept)
     speed, rest, speed_span = _speed(raw)
     if lateral is not None:  # a sideways speed is not a forward one; the metric reads distance (left unread)
@@ -354,15 +368,17 @@ def spec_from_description(text: str) -> TaskSpec:
         spec = dataclasses.replace(spec, understood=(*spec.understood, _course_words(spec)))
     if stance_leg is not None:
         spec = dataclasses.replace(spec, understood=(*spec.understood, _motion_words(spec)))
+    if lateral is not None:  # a sideways part keeps the facing: words that say so are read with it
+        lateral_spans += [m.span() for m in _FACING_KEPT.finditer(raw)]
     read = _read_spans(spec, raw, plain) + turn_spans + lateral_spans + stance_spans
     read += [s for s in (speed_span, distance_span) if s is not None]
-    unread = _unread(raw, read)
-    return dataclasses.replace(spec, unread=unread + _later_phases(raw, unread))
+    unread = _unread(said, read)
+    return dataclasses.replace(spec, unread=unread + _later_phases(said, unread))
 
 
 _CUBE = re.compile(r"\b(cube|die|dice|block)\b")
 _BOTTLE = re.compile(r"\b(pour\w*|bottle|jug|pitcher)\b")
-_SIDE = re.compile(r"\b(left|right)\b")
+_OBJECT_SIDE = re.compile(r"\b(left|right)\b")
 _CLOCKWISE = re.compile(r"\b(counter|anti)[- ]?clockwise\b|\bclockwise\b")
 
 
@@ -376,14 +392,14 @@ def _object_spec(text: str, held: str) -> TaskSpec:
     default) or the side a bottle pours to."""
     read = [m.span() for m in re.finditer(_HAND_WORDS[held], text)]
     if held == "bottle":
-        side = _SIDE.search(text)
+        side = _OBJECT_SIDE.search(text)
         return TaskSpec(direction="none", manipulation="bottle", side=side.group(1) if side else None,
                         understood=("pour",) + ((f"to the {side.group(1)}",) if side else ()),
                         unread=_unread(text, read + ([side.span()] if side else [])))
     turn, turn_deg, turn_spans, _ = _turn(text)
     clock = _CLOCKWISE.search(text)
     if turn is None:
-        side = _SIDE.search(text)
+        side = _OBJECT_SIDE.search(text)
         turn = side.group(1) if side else ("right" if clock and clock.group(1) is None else "left")
         turn_deg = next((deg for pattern, deg in _NAMED_ANGLES if re.search(pattern, text)), DEFAULT_TURN_DEG)
         angle = _DEGREES.search(text)
@@ -413,58 +429,121 @@ Span = tuple[int, int]
 """Where a phrase lies in the lower-case description: [start, end) in characters."""
 
 
+_NO_TURN: tuple[None, float, list[Span], bool] = (None, DEFAULT_TURN_DEG, [], False)
+_REPEATED = re.compile(r"\s+(?:(twice)|(two|three|four|\d) times)\b(?:\s+(?:to (?:the |your )?)?(left|right)\b)?")
+"""A turn made more than once ("turn around twice", "turn left three times"), and the side said after the count
+("turn around twice to the right")."""
+_TIMES = {"twice": 2, "two": 2, "three": 3, "four": 4}
+NAMED_ANGLE_REACH = 12
+"""Characters between a turn and a named angle of it ("rotate clockwise a quarter turn", "turn left by a right
+angle"): one further off, or past a join, is another phase's."""
+
+
 def _turn(text: str) -> tuple[str | None, float, list[Span], bool]:
     """(side, degrees, where the turn and its angle were read, whether the side was picked) of the turn the text
-    asks for: a half turn without a side ("turn around") is PICKED_TURN's; (None, DEFAULT_TURN_DEG, [], False)
-    without one."""
+    asks for, its angle times the turns counted ("turn around twice to the right": 360°): a half turn without a
+    side ("turn around") is PICKED_TURN's; _NO_TURN without one, or for a turn without a side that ends facing
+    no way a half turn does ("turn around 90 degrees", "turn around twice")."""
     match = _TURN.search(text) or _HALF_TURN.search(text)
     if match is None:
-        return None, DEFAULT_TURN_DEG, [], False
+        return _NO_TURN
     picked = match.re is _HALF_TURN
     side = PICKED_TURN if picked else match.group(1) or match.group(2) or (
         "right" if match.group(3) == "clockwise" else "left")
     # a circle is more than the 90° a turn reads without an angle: "circle" stays unread, its side is read
-    read = (match.start(1), match.end()) if match.group().startswith("circl") else match.span()
-    angles = [(abs(m.start() - match.start()), float(m.group(1)), m.span()) for m in _DEGREES.finditer(text)
+    read = [(match.start(1), match.end()) if match.group().startswith("circl") else match.span()]
+    degrees, angle_spans = _turn_angle(text, match)
+    repeat = _REPEATED.match(text, match.end())
+    if repeat is not None:
+        count = repeat.group(1) or repeat.group(2)
+        degrees *= _TIMES[count] if count in _TIMES else int(count)
+        side, picked = (repeat.group(3), False) if repeat.group(3) and picked else (side, picked)
+        read.append(repeat.span())
+    if degrees > 720 or (picked and degrees % 360 != 180):  # only a half turn ends facing the same way either side
+        return _NO_TURN
+    return side, degrees, [*read, *angle_spans], picked
+
+
+def _turn_angle(text: str, turn: re.Match[str]) -> tuple[float, list[Span]]:
+    """(degrees, where they were read) of a turn: the stated angle nearest it that is no slope's, else a named angle
+    inside or next to it ("a quarter turn"), else DEFAULT_TURN_DEG."""
+    angles = [(abs(m.start() - turn.start()), float(m.group(1)), m.span()) for m in _DEGREES.finditer(text)
               if not _slope_angle(text, m)]
     if angles:
-        _, degrees, span = min(angles)  # the angle nearest the turn, not a slope's
-        return side, degrees, [read, span], picked
-    named = next((deg for pattern, deg in _NAMED_ANGLES if re.search(pattern, text)), DEFAULT_TURN_DEG)
-    return side, named, [read, *_named_angle_spans(text)], picked
+        _, degrees, span = min(angles)
+        return degrees, [span]
+    named = [(degrees, m.span()) for pattern, degrees in _NAMED_ANGLES for m in re.finditer(pattern, text)
+             if _next_to(text, m.span(), turn.span())]
+    return (named[0][0], [span for _, span in named]) if named else (DEFAULT_TURN_DEG, [])
 
 
-def _blank_groups(pattern: re.Pattern[str], text: str) -> str:
-    """The text with the group each match of `pattern` holds blanked out (same length)."""
+def _next_to(text: str, one: Span, other: Span) -> bool:
+    """The two spans overlap, or lie within NAMED_ANGLE_REACH characters of each other with no join between."""
+    between = text[min(one[1], other[1]):max(one[0], other[0])]
+    return len(between) <= NAMED_ANGLE_REACH and not _JOIN.search(between)
+
+
+_JOIN = re.compile(r"\s*[,;]\s*(?:and\s+)?(?:then\b)?|\s+(?:and\s+then|and|then)\b")
+"""Words that join two phases of a motion: a comma, 'and', 'then', 'and then'."""
+
+
+def _later_phase_start(text: str) -> int:
+    """Where the later phase of a sequence with a half turn begins ("turn around | and walk forward", "turn left |
+    and turn around"), len(text) without one: a spec holds one motion, and no metric checks a travel or a second
+    turn before or after a half turn, so the first phase is read and the later one left unread."""
+    joins = list(_JOIN.finditer(text))
+    bounds = [0, *(m.end() for m in joins)]
+    phases = [text[start:end] for start, end in zip(bounds, [*(m.start() for m in joins), len(text)], strict=True)]
+    half = next((i for i, phase in enumerate(phases) if _HALF_TURN.search(phase)), None)
+    moving = [i for i, phase in enumerate(phases) if i != half and (
+        re.search(_TRAVEL, phase) or _TURN.search(phase) or _HALF_TURN.search(phase))]
+    if half is None or not moving:
+        return len(text)
+    return joins[max(half, min(moving)) - 1].start()
+
+
+def _blank_named_groups(pattern: re.Pattern[str], text: str) -> str:
+    """The text with the named group each match of `pattern` holds blanked out (same length); groups of a pattern
+    embedded in it are unnamed, and kept."""
+    chars = list(text)
     for match in pattern.finditer(text):
-        start, end = match.span(match.lastindex or 0)
-        text = text[:start] + " " * (end - start) + text[end:]
-    return text
+        for name in (name for name, words in match.groupdict().items() if words is not None):
+            start, end = match.span(name)
+            chars[start:end] = " " * (end - start)
+    return "".join(chars)
 
 
 _SIDEWAYS = re.compile(r"\bsideways\b|\bsidewards?\b|\bside[- ]?(?:step|shuffl|walk)\w*|\blaterally\b|"
                        r"\bstraf(?:e|es|ed|ing)\b|\bcrab[- ]?walk\w*|\blike a crab\b|\bgrapevine\b")
 _DIAGONAL = re.compile(r"\bdiagonal(?:ly)?\b|\b(?:forwards?|ahead|backwards?)(?:\s+and)?(?:\s+(?:to|towards?)\s+"
                        rf"(?:the |your |its )?|[- ])(?:left|right)\b(?!{_PART})")
-_SIDE = re.compile(r"(?:\b(?:to|towards?|on)\s+(?:the |your |its |their |his |her )?)?\b(left|right)(?:wards?)?"
+_LATERAL_SIDE = re.compile(r"(?:\b(?:to|towards?|on)\s+(?:the |your |its |their |his |her )?)?\b(left|right)(?:wards?)?"
                    rf"(?:[- ]hand)?(?:\s+side)?\b(?!{_PART})")
-_FACING_KEPT = re.compile(r"\bwithout (?:turning\b(?!\W+(?:to\W+)?(?:the\W+|your\W+)?(?:left|right)\b)|"
-                          r"changing (?:your |its |the )?(?:facing|heading|direction)\b)|"
-                          r"\b(?:while |still |keep(?:ing)? )?facing (?:forward|ahead|the front)\b")
+_FACING_KEPT = re.compile(
+    r"\bwithout (?:turning\b(?!(?:\s+a?round)?\W+(?:(?:to|towards?)\W+)?(?:the\W+|your\W+)?(?:left|right)\b)"
+    rf"(?!\s+{_OWNED}{_LIMB})(?:\s+a?round\b)?|"
+    r"changing (?:your |its |the )?(?:facing|heading|direction)\b)|"
+    r"\b(?:while |still |keep(?:ing)? )?facing (?:forward|ahead|the front)\b")
 """Words that keep the facing: a travel toward a side with them goes sideways ("move to your left without
-turning"); without them it may be a turn ("walk to the left"), and the side is left unread."""
+turning"); without them it may be a turn ("walk to the left"), and the side is left unread. "Without turning
+(towards) the left" is a turn not made and "without turning your head" a head kept still: neither keeps a facing."""
+_KEPT_SIDE = re.compile(r"\b(?:walk\w*|mov(?:e|es|ed|ing)|go(?:es|ing)?|step(?:s|ped|ping)?)\s+(?:(?:to|towards?)\s+)?"
+                        r"(?:the |your )?(left|right)\b(?!\s+(?:side|wall|edge|of)\b)")
+"""The side a travel with the facing kept goes to: right after its verb ("walk to your left"), not a place passed on
+the way ("walk past the left wall", "walk along the right edge")."""
 SIDE_REACH = 30
 """Characters between a sideways word and the side it names ("step sideways, slowly, to the left")."""
 
 
-def _facing_kept(raw: str, plain: str, hit: dict[str, bool]) -> re.Match[str] | None:
+def _facing_kept(raw: str, plain: str, *, travel: bool, backward: bool) -> re.Match[str] | None:
     """The words that keep the facing of a travel toward a side (a _FACING_KEPT match in `raw`), or None: without a
     travel word, or with a travel along the heading ("walk forward, to your left, without turning": its side is a
     diagonal's or unread)."""
     kept = _FACING_KEPT.search(raw)
-    if kept is None or not hit["travel"] or hit["backward"]:
+    if kept is None or not travel or backward:
         return None
-    return None if _FORWARD.search(plain[:kept.start()] + plain[kept.end():]) else kept
+    along = _FORWARD.search(plain, 0, kept.start()) or _FORWARD.search(plain, kept.end())
+    return None if along else kept
 
 
 def _lateral(text: str, kept: re.Match[str] | None) -> tuple[str | None, bool, list[Span]]:
@@ -474,7 +553,8 @@ def _lateral(text: str, kept: re.Match[str] | None) -> tuple[str | None, bool, l
     word = _DIAGONAL.search(text) or _SIDEWAYS.search(text) or kept
     if word is None:
         return None, False, []
-    sides = [(max(m.start() - word.end(), word.start() - m.end(), 0), m) for m in _SIDE.finditer(text)]
+    named = _KEPT_SIDE if word is kept else _LATERAL_SIDE
+    sides = [(max(m.start() - word.end(), word.start() - m.end(), 0), m) for m in named.finditer(text)]
     near = [(gap, m) for gap, m in sides if gap <= SIDE_REACH or word.start() <= m.start() < word.end()]
     if not near:  # "walk sideways": either side will do; "walk diagonally" says too little (left unread)
         return ("either", False, [word.span()]) if word.re is _SIDEWAYS else (None, False, [])

@@ -352,7 +352,7 @@ def test_run_prints_the_spec_it_understood_before_any_compute(capsys):
     ("walk forward without moving the arms", ("without moving the arms",)),  # a negation not read stays whole
     ("step backward for a few metres", ("few metres",)),        # no number: the default distance
     ("walk in a circle to the left", ("circle",)),             # its side is read, the circle is not
-    ("turn around and walk back", ("back",)),                   # a return after the half turn, not a backward walk
+    ("turn around and walk back", ("walk back",)),              # a sequence: the half turn read, the return not
     ("squat down and stand back up", ("squat down",)),          # no field holds a squat; "stand back up" stays
     ("do ten squats", ("ten squats",)),
     ("walk 4 metres along a 1 m wide path", ("1 m wide path",)),
@@ -440,7 +440,7 @@ def test_the_rules_read_sideways_and_diagonal_travel(text, direction, lateral):
     ("turn around to the right", dict(direction="none", turn="right", turn_deg=180.0, turn_side_picked=False)),
     ("squat down and stand back up", dict(direction="none", lateral=None, stay_in_place=True, styles=())),
     ("get back up", dict(direction="none", stay_in_place=True)),
-    ("turn around and walk back", dict(direction="forward", turn="left", turn_deg=180.0)),
+    ("turn around and walk back", dict(direction="none", turn="left", turn_deg=180.0)),  # the first phase
     # and what must keep its reading
     ("step back", dict(direction="backward", lateral=None, turn=None)),
     ("walk backward", dict(direction="backward", lateral=None, turn=None)),
@@ -542,3 +542,89 @@ def test_flight_and_hip_flexion_peak_by_hand():
     hips["right_hip_flexion"] = np.full((2, 20), 1.8)
     m = batch_metrics(Features({**{k: features[k] for k in features}, **hips}, features.scalars))
     assert [r.hip_flexion_peak for r in m] == pytest.approx([0.81, 1.71])
+
+
+@pytest.mark.parametrize(("text", "fields", "unread"), [
+    # a turn not made, or a head turned, keeps no facing: a straight walk with the words left unread, never sideways
+    ("walk without turning towards the left", dict(direction="forward", lateral=None, turn=None),
+     ("without turning towards the left",)),
+    ("walk without turning toward the right", dict(direction="forward", lateral=None, turn=None),
+     ("without turning toward the right",)),
+    ("walk without turning your head to the left", dict(direction="forward", lateral=None, turn=None),
+     ("without turning your head to the left",)),
+    # a side passed on the way is no side travelled to
+    ("walk past the left wall without turning", dict(direction="forward", lateral=None),
+     ("left wall without turning",)),
+    ("walk along the right edge without turning", dict(direction="forward", lateral=None),
+     ("right edge without turning",)),
+    # the facing-kept words are read with the sideways part they keep the facing of
+    ("strafe left while facing forward", dict(direction="none", lateral="left"), ()),
+    ("walk sideways without turning", dict(direction="none", lateral="either"), ()),
+    ("move to your left without turning around", dict(direction="none", lateral="left", turn=None), ()),
+    ("step left without turning", dict(direction="none", lateral="left"), ()),
+])
+def test_the_rules_read_facing_kept_words_as_sideways_only_toward_the_side_travelled(text, fields, unread):
+    spec = spec_from_description(text)
+    assert {k: getattr(spec, k) for k in fields} == fields
+    assert spec.unread == unread
+
+
+@pytest.mark.parametrize(("text", "fields", "unread"), [
+    # a half turn joined to a travel or another turn is a sequence: its first phase is read, the later one left
+    # unread, and no backward travel is read with a half turn (no metric checks it)
+    ("turn around and walk forward", dict(direction="none", turn="left", turn_deg=180.0), ("walk forward",)),
+    ("walk forward and turn around", dict(direction="forward", turn=None), ("turn around",)),
+    ("turn around and walk backward", dict(direction="none", turn="left", turn_deg=180.0), ("walk backward",)),
+    ("face backward and walk backward", dict(direction="none", turn="left", turn_deg=180.0), ("walk backward",)),
+    ("turn around to the right and walk back", dict(direction="none", turn="right", turn_deg=180.0),
+     ("walk back",)),
+    ("do an about-face and walk forward", dict(direction="none", turn="left", turn_deg=180.0), ("walk forward",)),
+    ("turn around, then walk back", dict(direction="none", turn="left", turn_deg=180.0), ("walk back",)),
+    ("turn around while walking backward", dict(direction="none", turn="left", turn_deg=180.0),
+     ("walking backward",)),
+    ("turn left and turn around", dict(direction="none", turn="left", turn_deg=90.0), ("turn around",)),
+    ("turn left and face the other way", dict(direction="none", turn="left", turn_deg=90.0), ("face the other",)),
+    # "turn around" goes round a thing unless what follows may follow a half turn
+    ("turn around it", dict(turn=None), ("turn around",)),
+    ("turn around this corner", dict(turn=None), ("turn around this corner",)),
+    ("turn around obstacles", dict(turn=None), ("turn around obstacles",)),
+    ("turn around each cone", dict(turn=None), ("turn around each cone",)),
+    ("turn around slowly", dict(turn="left", turn_deg=180.0, turn_side_picked=True), ()),
+    ("turn around 180 degrees", dict(turn="left", turn_deg=180.0, turn_side_picked=True), ()),
+    # turns counted multiply the angle; only a half turn may have its side picked
+    ("turn around twice to the right", dict(turn="right", turn_deg=360.0, turn_side_picked=False), ()),
+    ("turn left twice", dict(turn="left", turn_deg=180.0), ()),
+    ("turn around twice", dict(turn=None), ("turn around twice",)),
+    ("turn around 90 degrees", dict(turn=None), ("turn around 90 degrees",)),
+    ("rotate clockwise a quarter turn", dict(turn="right", turn_deg=90.0), ()),  # a named angle next to its turn
+])
+def test_a_half_turn_is_read_alone_and_only_where_one_is_said(text, fields, unread):
+    spec = spec_from_description(text)
+    assert {k: getattr(spec, k) for k in fields} == fields
+    assert spec.unread == unread
+
+
+@pytest.mark.parametrize(("text", "fields", "unread"), [
+    # a 'get up' that climbs is a travel, not a stand-up
+    ("get up the stairs", dict(direction="forward", stay_in_place=False, terrain="stairs"), ()),
+    ("get up the hill", dict(direction="forward", stay_in_place=False, terrain="slope"), ()),
+    ("get up", dict(direction="none", stay_in_place=True), ()),
+    ("get back up again", dict(direction="none", stay_in_place=True), ()),
+    # 'go' is no part of 'good': a squat alone is the exercise, no crouching walk
+    ("do a good squat", dict(direction="none", styles=()), ("squat",)),
+    ("go in a low squat", dict(direction="forward", styles=("crouch",)), ()),
+    # 'and then' joins a return to a half turn as 'and' does: never a backward travel
+    ("turn around and then walk back", dict(direction="none", turn="left", turn_deg=180.0), ("walk back",)),
+    ("turn around to walk back", dict(direction="none", turn="left", turn_deg=180.0), ("walk back",)),
+])
+def test_climbs_squats_and_returns_are_not_read_as_another_motion(text, fields, unread):
+    spec = spec_from_description(text)
+    assert {k: getattr(spec, k) for k in fields} == fields
+    assert spec.unread == unread
+
+
+def test_the_rules_read_the_back_of_a_return_after_a_half_turn_as_no_backward_word():
+    from rewardloop.spec import _NOT_BACKWARD
+
+    for joined in ("turn around and go back", "turn around then go back", "turn around and then go back"):
+        assert _NOT_BACKWARD.search(joined).group("returning") == "back"
